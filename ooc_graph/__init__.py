@@ -1,0 +1,18 @@
+"""ooc_graph: out-of-core, multi-GPU graph processing for Python.
+
+>>> import ooc_graph
+>>> G = ooc_graph.convert("edges.txt", "g.h5", directed=False)   # doctest: +SKIP
+>>> ooc_graph.pagerank(G).values                                 # doctest: +SKIP
+"""
+
+__version__ = "0.1.0"
+
+from . import generate  # noqa: E402
+from .algorithms import UNREACHABLE, bfs, pagerank, sssp, wcc  # noqa: E402
+from .errors import (DeviceError, FormatVersionError, InputError, OocGraphError,  # noqa: E402
+                     ParameterError, StoreError)
+from .ingest import convert  # noqa: E402
+from .store import Graph, open_graph as open  # noqa: E402,A001
+
+__all__ = ["convert", "open", "Graph", "generate", "pagerank", "bfs", "sssp", "wcc", "UNREACHABLE",
+           "OocGraphError", "InputError", "StoreError", "FormatVersionError", "ParameterError", "DeviceError"]

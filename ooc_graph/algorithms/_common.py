@@ -1,0 +1,41 @@
+"""Validation and bookkeeping shared by the algorithm modules."""
+
+from __future__ import annotations
+
+import time
+
+from ooc_graph.engine import Engine
+from ooc_graph.errors import ParameterError
+from ooc_graph.store import Graph, open_graph
+
+
+def as_graph(G) -> Graph:
+    """Accept an open :class:`Graph` or a path to a store."""
+    if isinstance(G, Graph):
+        return G
+    if isinstance(G, (str, bytes)) or hasattr(G, "__fspath__"):
+        return open_graph(G)
+    raise ParameterError(f"expected an ooc_graph.Graph or a path to a store (got {type(G).__name__})")
+
+
+def check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ParameterError(f"{name} must be a positive integer (got {value!r})")
+
+
+class Run:
+    """Times a run and gathers what the result reports."""
+
+    def __init__(self, G, *, memory, device, state_arrays=4):
+        self.graph = as_graph(G)
+        self.engine = Engine(self.graph, memory=memory, device=device, state_arrays=state_arrays)
+        self.t0 = time.perf_counter()
+
+    def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):
+        result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
+                     seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,
+                     stats=self.engine.stats.as_dict() | {"chunks": len(self.engine.bounds)},
+                     graph=self.graph, **arrays)
+        if store:
+            result.save(store if isinstance(store, str) else None)
+        return result

@@ -1,0 +1,102 @@
+"""Result objects: values indexed by vertex id, plus how the run went."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Result:
+    """Common run statistics. Subclasses add the per-vertex arrays."""
+
+    algorithm: str
+    parameters: dict
+    iterations: int
+    converged: bool
+    seconds: float
+    device: str
+    stats: dict = field(default_factory=dict)
+    graph: object = field(default=None, repr=False)
+
+    _arrays: tuple = ()
+
+    @property
+    def bytes_read(self) -> int:
+        return int(self.stats.get("bytes_read", 0))
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """Original vertex ids, position i for internal id i."""
+        labels = None if self.graph is None else self.graph.labels
+        n = len(getattr(self, self._arrays[0]))
+        return np.arange(n, dtype=np.int64) if labels is None else labels
+
+    def arrays(self) -> dict:
+        return {name: getattr(self, name) for name in self._arrays}
+
+    def to_dict(self, name: str | None = None) -> dict:
+        """``{original vertex id: value}`` of one array (the first by default)."""
+        values = getattr(self, name or self._arrays[0])
+        return dict(zip(self.vertices.tolist(), values.tolist()))
+
+    def summary(self) -> str:
+        arcs = self.stats.get("arcs_processed", 0)
+        rate = arcs / self.seconds if self.seconds > 0 else float("nan")
+        state = "converged" if self.converged else "not converged"
+        return (f"{self.algorithm}: {self.iterations} iterations ({state}), {self.seconds:.3f} s, "
+                f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}")
+
+    def save(self, name: str | None = None) -> str:
+        """Store the arrays and run attributes in the graph's file under ``results/<name>``."""
+        name = name or self.algorithm
+        attrs = {"algorithm": self.algorithm, "parameters": self.parameters, "iterations": self.iterations,
+                 "converged": self.converged, "seconds": self.seconds, "device": self.device,
+                 "stats": self.stats}
+        self.graph.save_result(name, self.arrays(), attrs)
+        return name
+
+
+@dataclass
+class PageRankResult(Result):
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
+
+
+@dataclass
+class BFSResult(Result):
+    """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
+    ``parent`` is -1 for the source and unreachable vertices."""
+
+    depth: np.ndarray = None
+    parent: np.ndarray = None
+    _arrays: tuple = ("depth", "parent")
+
+    @property
+    def reachable(self) -> np.ndarray:
+        return self.depth != UNREACHABLE
+
+
+@dataclass
+class SSSPResult(Result):
+    """``distance`` is ``inf`` where no path exists; ``parent`` is -1 for the source and those."""
+
+    distance: np.ndarray = None
+    parent: np.ndarray = None
+    _arrays: tuple = ("distance", "parent")
+
+
+@dataclass
+class WCCResult(Result):
+    """``labels[v]`` is the smallest vertex id of v's weakly connected component."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_components(self) -> int:
+        return int(np.unique(self.labels).size)
+
+
+UNREACHABLE = np.iinfo(np.int64).max

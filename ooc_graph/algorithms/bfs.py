@@ -1,0 +1,44 @@
+"""Breadth-first search as a min-relaxation of depths (one pass per level at most)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import Run
+from ._result import UNREACHABLE, BFSResult
+
+__all__ = ["bfs"]
+
+
+def bfs(G, source, *, memory=None, device: str = "auto", store=False) -> BFSResult:
+    """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
+
+    ``source`` is an original vertex id. Unreachable vertices have depth ``UNREACHABLE``
+    (2**63 - 1) and parent -1; so has the source's parent. ``parent[v]`` is the smallest vertex
+    one level above v with an arc to v, so results are deterministic.
+
+    Examples
+    --------
+    >>> import numpy as np, ooc_graph, tempfile, os
+    >>> G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 2]]), os.path.join(tempfile.mkdtemp(), "p.h5"),
+    ...                       progress=False)
+    >>> r = ooc_graph.bfs(G, source=0, device="cpu")
+    >>> r.depth.tolist()[:3], r.reachable.tolist(), r.parent.tolist()
+    ([0, 1, 2], [True, True, True, False], [-1, 0, 1, -1])
+    """
+    run = Run(G, memory=memory, device=device, state_arrays=3)
+    g, eng, xp = run.graph, run.engine, run.engine.backend.xp
+    s = g.vertex_id(source)
+    depth = xp.full(g.num_vertices, np.inf)
+    depth[s] = 0.0
+    active = eng._intervals_of([s])
+    levels = 0
+    while active.any():
+        active = eng.relax_min(depth, plus=1.0, active=active)
+        levels += 1
+    parent = eng.tight_parents(depth, plus=1.0, root=s)
+    host = eng.backend.to_host(depth)
+    out = np.where(np.isfinite(host), host, 0).astype(np.int64)
+    out[~np.isfinite(host)] = UNREACHABLE
+    return run.finish(BFSResult, "bfs", {"source": int(source)}, levels, True, store,
+                      depth=out, parent=eng.backend.to_host(parent))

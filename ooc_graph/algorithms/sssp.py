@@ -1,0 +1,48 @@
+"""Single-source shortest paths (Bellman-Ford with selective scheduling) over the CEL."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ooc_graph.errors import ParameterError
+
+from ._common import Run, as_graph
+from ._result import SSSPResult
+
+__all__ = ["sssp"]
+
+
+def sssp(G, source, *, memory=None, device: str = "auto", store=False) -> SSSPResult:
+    """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
+
+    Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
+    error (NaN cannot be stored). Unreachable vertices have distance ``inf`` and parent -1.
+    ``parent[v]`` is the smallest u with ``distance[u] + w(u, v) == distance[v]``.
+
+    Examples
+    --------
+    >>> import numpy as np, ooc_graph, tempfile, os
+    >>> edges = np.array([[0, 1, 4.0], [0, 2, 1.0], [2, 1, 2.0]])
+    >>> G = ooc_graph.convert(edges, os.path.join(tempfile.mkdtemp(), "w.h5"), progress=False)
+    >>> r = ooc_graph.sssp(G, source=0, device="cpu")
+    >>> r.distance.tolist(), r.parent.tolist()
+    ([0.0, 3.0, 1.0], [-1, 2, 0])
+    """
+    g = as_graph(G)
+    if g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0:
+        raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
+                             f"{float(g.attrs['min_weight'])!r})")
+    run = Run(g, memory=memory, device=device, state_arrays=3)
+    eng, xp = run.engine, run.engine.backend.xp
+    s = g.vertex_id(source)
+    plus = None if g.weighted else 1.0
+    dist = xp.full(g.num_vertices, np.inf)
+    dist[s] = 0.0
+    active = eng._intervals_of([s])
+    passes = 0
+    while active.any():
+        active = eng.relax_min(dist, plus=plus, active=active)
+        passes += 1
+    parent = eng.tight_parents(dist, plus=plus, root=s)
+    return run.finish(SSSPResult, "sssp", {"source": int(source)}, passes, True, store,
+                      distance=eng.backend.to_host(dist), parent=eng.backend.to_host(parent))

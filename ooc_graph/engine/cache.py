@@ -1,0 +1,38 @@
+"""Chunk caches with a resident region and a streaming region.
+
+Passes scan the chunks in the same order every time, so LRU would evict each chunk just before it
+is needed again. Instead, chunks are admitted until the budget is full and then kept (the resident
+region, reused every pass); the rest stream through and are dropped (the streaming region).
+"""
+
+from __future__ import annotations
+
+
+class ResidentCache:
+    def __init__(self, budget_bytes: int):
+        self.budget = max(0, int(budget_bytes))
+        self.used = 0
+        self._items: dict = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key, load):
+        """The cached item for ``key``, or ``load()`` (kept if it fits). Returns (item, was_hit)."""
+        item = self._items.get(key)
+        if item is not None:
+            self.hits += 1
+            return item, True
+        self.misses += 1
+        item = load()
+        size = item.nbytes
+        if self.used + size <= self.budget:
+            self._items[key] = item
+            self.used += size
+        return item, False
+
+    def __len__(self):
+        return len(self._items)
+
+    def clear(self):
+        self._items.clear()
+        self.used = 0

@@ -1,0 +1,53 @@
+"""One exception hierarchy for the whole package.
+
+Every message names the offending value and, where there is a fixed set, the valid choices.
+"""
+
+from __future__ import annotations
+
+
+class OocGraphError(Exception):
+    """Base class of every error raised by ooc_graph."""
+
+
+class InputError(OocGraphError, ValueError):
+    """An input edge file or array is malformed.
+
+    ``path`` and ``line`` (1-based) locate the problem when it comes from a file.
+    """
+
+    def __init__(self, message: str, *, path=None, line: int | None = None, value=None):
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        text = where + message
+        if value is not None:
+            text += f" (got {value!r})"
+        super().__init__(text)
+        self.path = path
+        self.line = line
+        self.value = value
+
+
+class StoreError(OocGraphError):
+    """A graph store (.h5) cannot be read: missing, truncated, corrupted or of an unknown version."""
+
+
+class FormatVersionError(StoreError):
+    """The store was written with a format version this reader does not know."""
+
+
+class ParameterError(OocGraphError, ValueError):
+    """An argument to a public function is out of range or not one of the valid choices."""
+
+
+class DeviceError(OocGraphError):
+    """The requested device cannot be used (no GPU, or the vertex state does not fit)."""
+
+
+def choice(name: str, value, choices) -> ParameterError:
+    """The standard 'unknown X' error: names the value and lists the valid choices."""
+    return ParameterError(f"unknown {name} {value!r} (valid: {', '.join(map(str, choices))})")

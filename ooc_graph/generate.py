@@ -1,0 +1,127 @@
+"""Synthetic graphs written straight into a store in bounded memory; deterministic for a seed.
+
+- :func:`rmat`: Graph500 Kronecker / R-MAT (a=0.57, b=0.19, c=0.19), vertex ids permuted as
+  Graph500 does, edges shuffled by generation order.
+- :func:`urand`: uniform random (GAP ``urand``): both endpoints uniform over 2**scale vertices.
+- :func:`grid`: a rows × cols 2-D mesh (4-neighbour), high diameter like a road network, with
+  optional random weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError
+from .ingest.builder import GraphBuilder
+from .store import open_graph
+
+__all__ = ["rmat", "urand", "grid", "GENERATORS"]
+
+# Edges generated per step: fixed, so the output depends on the seed alone, not on memory.
+_STEP = 1 << 22
+
+
+def _check(scale, edge_factor):
+    if isinstance(scale, bool) or not isinstance(scale, int) or not 0 <= scale <= 40:
+        raise ParameterError(f"scale must be an integer in 0..40 (got {scale!r})")
+    if isinstance(edge_factor, bool) or not isinstance(edge_factor, int) or edge_factor < 1:
+        raise ParameterError(f"edge_factor must be a positive integer (got {edge_factor!r})")
+
+
+def _weights(rng, m, weighted):
+    # Graph500 SSSP draws weights uniformly from [0, 1); keep them strictly positive here.
+    return (1.0 - rng.random(m)) if weighted else None
+
+
+def _write(out, edges, *, n, directed, weighted, source, **opts):
+    with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=n, source=source,
+                      **opts) as b:
+        for src, dst, w in edges:
+            b.add(src, dst, w)
+        b.finish()
+    return open_graph(out)
+
+
+def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 0.19, c: float = 0.19,
+         seed: int = 0, directed: bool = False, weighted: bool = False, permute: bool = True, **opts):
+    """Graph500 Kronecker graph: 2**scale vertices, edge_factor * 2**scale edges.
+
+    Each edge picks one quadrant per level with probabilities a, b, c, d = 1-a-b-c. With
+    ``permute`` the vertex ids are randomly permuted, as in Graph500, so hubs are not all near 0.
+    Other keyword arguments go to the store builder (``memory``, ``interval_size``, ...).
+
+    >>> import ooc_graph, tempfile, os
+    >>> G = ooc_graph.generate.rmat(os.path.join(tempfile.mkdtemp(), "r.h5"), 8, progress=False)
+    >>> G.num_vertices
+    256
+    """
+    _check(scale, edge_factor)
+    d = 1.0 - a - b - c
+    if min(a, b, c, d) < 0:
+        raise ParameterError(f"R-MAT probabilities must be non-negative and sum to at most 1 (a={a}, b={b}, c={c})")
+    n, m = 1 << scale, edge_factor << scale
+    root = np.random.SeedSequence(seed)
+    perm = np.random.default_rng(root.spawn(1)[0]).permutation(n) if permute else None
+
+    def edges():
+        for i, child in enumerate(root.spawn(1 + -(-m // _STEP))[1:]):
+            rng = np.random.default_rng(child)
+            k = min(_STEP, m - i * _STEP)
+            src = np.zeros(k, np.int64)
+            dst = np.zeros(k, np.int64)
+            for bit in range(scale):
+                r = rng.random(k)
+                down = r >= a + b              # quadrants c, d: source bit set
+                right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d: target bit set
+                src |= down.astype(np.int64) << bit
+                dst |= right.astype(np.int64) << bit
+            if perm is not None:
+                src, dst = perm[src], perm[dst]
+            yield src, dst, _weights(rng, k, weighted)
+    return _write(out, edges(), n=n, directed=directed, weighted=weighted,
+                  source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed})",
+                  **opts)
+
+
+def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bool = False,
+          weighted: bool = False, **opts):
+    """Uniform random graph (GAP urand): edge_factor * 2**scale edges between uniform endpoints."""
+    _check(scale, edge_factor)
+    n, m = 1 << scale, edge_factor << scale
+    root = np.random.SeedSequence(seed)
+
+    def edges():
+        for i, child in enumerate(root.spawn(-(-m // _STEP))):
+            rng = np.random.default_rng(child)
+            k = min(_STEP, m - i * _STEP)
+            yield rng.integers(0, n, k), rng.integers(0, n, k), _weights(rng, k, weighted)
+    return _write(out, edges(), n=n, directed=directed, weighted=weighted,
+                  source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", **opts)
+
+
+def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, **opts):
+    """Undirected rows × cols mesh; vertex (r, c) is r * cols + c. Diameter rows + cols - 2."""
+    for name, v in (("rows", rows), ("cols", cols)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ParameterError(f"{name} must be a positive integer (got {v!r})")
+    n = rows * cols
+    root = np.random.SeedSequence(seed)
+    rows_per_step = max(1, _STEP // (2 * cols))
+
+    def edges():
+        for i, r0 in enumerate(range(0, rows, rows_per_step)):
+            rng = np.random.default_rng(root.spawn(i + 1)[-1])
+            r1 = min(rows, r0 + rows_per_step)
+            ids = np.arange(r0 * cols, r1 * cols, dtype=np.int64).reshape(r1 - r0, cols)
+            right = (ids[:, :-1].ravel(), ids[:, 1:].ravel())
+            down_src = ids.ravel()
+            keep = down_src + cols < n
+            down = (down_src[keep], down_src[keep] + cols)
+            src = np.concatenate([right[0], down[0]])
+            dst = np.concatenate([right[1], down[1]])
+            yield src, dst, _weights(rng, src.size, weighted)
+    return _write(out, edges(), n=n, directed=False, weighted=weighted,
+                  source=f"grid(rows={rows}, cols={cols}, seed={seed})", **opts)
+
+
+GENERATORS = {"rmat": rmat, "urand": urand, "grid": grid}

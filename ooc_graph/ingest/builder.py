@@ -1,0 +1,410 @@
+"""Building a store from a stream of edges in bounded memory.
+
+Edges arrive in chunks (:meth:`GraphBuilder.add`) and are spilled to a scratch folder beside the
+output. :meth:`GraphBuilder.finish` then (1) settles the vertex ids, (2) counts degrees in one pass
+over the spill, (3) scatters arcs into buckets of consecutive intervals sized to the memory budget,
+(4) sorts each bucket on its own and appends it to the CSR and the CEL. Nothing is renamed into
+place before every dataset is written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ooc_graph import __version__
+from ooc_graph._memory import budget, human
+from ooc_graph._progress import progress_bar
+from ooc_graph.errors import InputError, ParameterError
+from ooc_graph.partitioning.cel import build_blocks, sort_arcs
+from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
+from ooc_graph.store import _format as F
+from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
+
+log = logging.getLogger("ooc_graph.ingest")
+
+# Peak bytes per arc while one bucket is sorted and laid out (ids, keys, order, CEL copies).
+BYTES_PER_ARC_IN_BUCKET = 96
+WEIGHT_DTYPES = ("float32", "float64")
+
+
+class _Spill:
+    """Append-only columns of int64 ids (and float64 weights) in a scratch folder."""
+
+    def __init__(self, folder: Path, name: str, weighted: bool):
+        self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
+        self.count = 0
+
+    def append(self, src, dst, w=None):
+        cols = {"src": src, "dst": dst, "w": w}
+        for c, p in self.paths.items():
+            with open(p, "ab") as f:
+                np.ascontiguousarray(cols[c], dtype=np.float64 if c == "w" else np.int64).tofile(f)
+        self.count += len(src)
+
+    def read(self, step: int):
+        """Yield (src, dst, w-or-None) chunks of at most ``step`` items."""
+        if self.count == 0:
+            return
+        maps = {c: np.memmap(p, dtype=np.float64 if c == "w" else np.int64, mode="r", shape=(self.count,))
+                for c, p in self.paths.items()}
+        for a in range(0, self.count, step):
+            b = min(a + step, self.count)
+            yield (np.array(maps["src"][a:b]), np.array(maps["dst"][a:b]),
+                   np.array(maps["w"][a:b]) if "w" in maps else None)
+
+
+class GraphBuilder:
+    """Streaming construction of a graph store. Use as a context manager or call :meth:`finish`.
+
+    Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
+    vertex set in advance, as a Graphalytics ``.v`` file does; ``num_vertices`` fixes n for inputs
+    whose ids are already 0..n-1 (DIMACS, Matrix Market, generators).
+    """
+
+    def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
+                 labels: np.ndarray | None = None, relabel: bool | None = None,
+                 drop_self_loops: bool = False, dedupe: bool = True, memory=None,
+                 interval_size: int | None = None, chunk_arcs: int | None = None,
+                 weight_dtype: str = "float32", source: str = "", progress: bool = True):
+        if weight_dtype not in WEIGHT_DTYPES:
+            raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
+        if chunk_arcs is not None and int(chunk_arcs) < 1:
+            raise ParameterError(f"chunk_arcs must be at least 1 (got {chunk_arcs!r})")
+        if num_vertices is not None and int(num_vertices) < 0:
+            raise ParameterError(f"num_vertices must be non-negative (got {num_vertices!r})")
+        self.path = Path(path)
+        self.directed, self.weighted = bool(directed), bool(weighted)
+        self.num_vertices = None if num_vertices is None else int(num_vertices)
+        self.labels = None if labels is None else np.unique(np.asarray(labels, dtype=np.int64))
+        self.relabel = relabel
+        self.drop_self_loops, self.dedupe = bool(drop_self_loops), bool(dedupe)
+        self.memory = budget(memory)
+        self.interval_size = interval_size
+        self.chunk_arcs = int(chunk_arcs or F.DEFAULT_CHUNK_ARCS)
+        self.weight_dtype = np.dtype(weight_dtype)
+        self.source = str(source)
+        self.progress = progress
+        self.step = max(1024, self.memory // BYTES_PER_ARC_IN_BUCKET)
+        self._scratch = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.build-", dir=self._parent()))
+        self._spill = _Spill(self._scratch, "input", self.weighted)
+        self._uniques: list[np.ndarray] = []
+        self._unique_total = 0
+        self._min = None
+        self._max = None
+        self._t0 = time.perf_counter()
+
+    def _parent(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return self.path.parent
+
+    # -- input ----------------------------------------------------------------------------------
+    def add(self, src, dst, weight=None, *, locate=None) -> None:
+        """Add a chunk of edges. ``locate(i)`` → ``(path, line)`` of edge i, for error messages."""
+        src = np.asarray(src)
+        dst = np.asarray(dst)
+        if src.shape != dst.shape or src.ndim != 1:
+            raise InputError(f"source and destination arrays must be 1-D of one length (got {src.shape} and {dst.shape})")
+        for arr in (src, dst):
+            if arr.dtype.kind not in "iu":
+                raise InputError(f"vertex ids must be integers (got dtype {arr.dtype})")
+        src = src.astype(np.int64, copy=False)
+        dst = dst.astype(np.int64, copy=False)
+        if self.weighted:
+            if weight is None:
+                raise InputError("the graph is weighted but this chunk of edges has no weights")
+            weight = np.asarray(weight, dtype=np.float64)
+            if weight.shape != src.shape:
+                raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
+            bad = ~np.isfinite(weight)
+            if bad.any():
+                self._fail(f"weight is not a finite number", bad, weight, locate)
+        if src.size == 0:
+            return
+        if self.labels is not None:
+            for arr in (src, dst):
+                pos = np.clip(np.searchsorted(self.labels, arr), 0, max(len(self.labels) - 1, 0))
+                bad = (self.labels[pos] != arr) if len(self.labels) else np.ones(arr.shape, bool)
+                if bad.any():
+                    self._fail("edge refers to a vertex that is not in the vertex list", bad, arr, locate)
+        elif self.num_vertices is not None and self.relabel is not True:
+            for arr in (src, dst):
+                bad = (arr < 0) | (arr >= self.num_vertices)
+                if bad.any():
+                    self._fail(f"vertex id out of range [0, {self.num_vertices})", bad, arr, locate)
+        elif self.relabel is False:
+            for arr in (src, dst):
+                bad = arr < 0
+                if bad.any():
+                    self._fail("negative vertex id (pass relabel=True to map arbitrary ids to 0..n-1)",
+                               bad, arr, locate)
+        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
+        self._min = lo if self._min is None else min(self._min, lo)
+        self._max = hi if self._max is None else max(self._max, hi)
+        if self.labels is None and self.num_vertices is None and self.relabel is not False:
+            self._note_ids(np.unique(np.concatenate([src, dst])))
+        self._spill.append(src, dst, weight)
+
+    def _fail(self, message, bad_mask, values, locate):
+        i = int(np.flatnonzero(bad_mask)[0])
+        value = values[i].item()
+        if locate is not None:
+            path, line = locate(i)
+            raise InputError(message, path=path, line=line, value=value)
+        raise InputError(f"{message}: edge {i} of the chunk", value=value)
+
+    def _note_ids(self, ids):
+        self._uniques.append(ids)
+        self._unique_total += len(ids)
+        if len(self._uniques) > 8 or self._unique_total > 4 * self.step:
+            merged = np.unique(np.concatenate(self._uniques))
+            self._uniques, self._unique_total = [merged], len(merged)
+
+    # -- vertex ids -----------------------------------------------------------------------------
+    def _settle_ids(self):
+        """Decide n and the label array (None when ids are kept as they are)."""
+        if self.labels is not None:
+            return len(self.labels), self.labels
+        if self.num_vertices is not None and self.relabel is not True:
+            return self.num_vertices, None
+        if self.relabel is False:
+            return (0 if self._max is None else self._max + 1), None
+        ids = np.unique(np.concatenate(self._uniques)) if self._uniques else np.zeros(0, np.int64)
+        if self.relabel is None and (len(ids) == 0 or (ids[0] == 0 and ids[-1] == len(ids) - 1)):
+            return max(len(ids), self.num_vertices or 0), None
+        return len(ids), ids
+
+    def _mapped(self, step):
+        """Spill chunks as internal arcs: ids mapped, self-loops dropped, symmetrised."""
+        for src, dst, w in self._spill.read(step):
+            if self._label_map is not None:
+                src = np.searchsorted(self._label_map, src)
+                dst = np.searchsorted(self._label_map, dst)
+            if self.drop_self_loops:
+                keep = src != dst
+                src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
+            if not self.directed:
+                loop = src == dst
+                rs, rd = dst[~loop], src[~loop]
+                src, dst = np.concatenate([src, rs]), np.concatenate([dst, rd])
+                if w is not None:
+                    w = np.concatenate([w, w[~loop]])
+            yield src, dst, w
+
+    # -- output ---------------------------------------------------------------------------------
+    def finish(self) -> Path:
+        """Write the store and rename it into place; returns its path."""
+        try:
+            return self._finish()
+        finally:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def abort(self) -> None:
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+
+    def _bucket_bounds(self, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """Vertex boundaries of buckets: runs of whole intervals holding at most ``step`` arcs."""
+        per_interval = np.add.reduceat(counts, bounds[:-1]) if counts.size else np.zeros(len(bounds) - 1, np.int64)
+        edges, acc = [0], 0
+        for i, c in enumerate(per_interval.tolist()):
+            if acc and acc + c > self.step:
+                edges.append(i)
+                acc = 0
+            acc += c
+        edges.append(len(bounds) - 1)
+        return bounds[np.asarray(edges)]
+
+    def _finish(self) -> Path:
+        n, labels = self._settle_ids()
+        self._label_map = labels
+        bounds = interval_bounds(n, self.interval_size)
+        size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
+        k = len(bounds) - 1
+        ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
+        total_in = self._spill.count * (1 if self.directed else 2)
+        bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
+
+        # Pass 1: degrees (before deduplication) decide the buckets.
+        in_counts = np.zeros(n, np.int64)
+        out_counts = np.zeros(n, np.int64)
+        for src, dst, _ in self._mapped(self.step):
+            in_counts += np.bincount(dst, minlength=n)
+            if self.directed:
+                out_counts += np.bincount(src, minlength=n)
+            bar.update(len(src))
+        in_edges = self._bucket_bounds(in_counts, bounds)
+        out_edges = self._bucket_bounds(out_counts, bounds) if self.directed else None
+        del in_counts, out_counts
+
+        # Pass 2: scatter arcs into bucket spills.
+        in_buckets = [_Spill(self._scratch, f"in{b}", self.weighted) for b in range(len(in_edges) - 1)]
+        out_buckets = ([_Spill(self._scratch, f"out{b}", self.weighted) for b in range(len(out_edges) - 1)]
+                       if self.directed else [])
+        for src, dst, w in self._mapped(self.step):
+            self._scatter(in_buckets, in_edges, dst, src, dst, w)
+            if self.directed:
+                self._scatter(out_buckets, out_edges, src, src, dst, w)
+            bar.update(len(src))
+        bar.close()
+
+        out = AtomicFile(self.path)
+        try:
+            with h5py.File(out.tmp, "w") as h5:
+                stats = self._write(h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
+                                    out_buckets, out_edges)
+            out.commit()
+        except BaseException:
+            out.discard()
+            raise
+        seconds = time.perf_counter() - self._t0
+        log.info("wrote %s: %d vertices, %d arcs in %.1f s (%.3g input edges/s)", self.path, n,
+                 stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))
+        return self.path
+
+    def _scatter(self, buckets, edges, key, src, dst, w):
+        if len(buckets) == 1:
+            buckets[0].append(src, dst, w)
+            return
+        b = np.searchsorted(edges, key, side="right") - 1
+        order = np.argsort(b, kind="stable")
+        b = b[order]
+        cuts = np.searchsorted(b, np.arange(len(buckets) + 1))
+        src, dst = src[order], dst[order]
+        w = None if w is None else w[order]
+        for i in range(len(buckets)):
+            lo, hi = cuts[i], cuts[i + 1]
+            if hi > lo:
+                buckets[i].append(src[lo:hi], dst[lo:hi], None if w is None else w[lo:hi])
+
+    def _write(self, h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets, out_edges):
+        upper = max(1, sum(b.count for b in in_buckets))
+        chunk = min(self.chunk_arcs, upper)
+        wdt = self.weight_dtype
+        cel_src = create_appendable(h5, F.CEL_SRC, ldt, chunk)
+        cel_dst = create_appendable(h5, F.CEL_DST, ldt, chunk)
+        cel_w = create_appendable(h5, F.CEL_WEIGHT, wdt, chunk) if self.weighted else None
+        table = {name: [] for name in ("src", "dst", "len")}
+        hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
+
+        def csr_writer(side):
+            return (create_appendable(h5, F.CSR.format(side=side, part="indices"), gdt, hchunk),
+                    create_appendable(h5, F.CSR.format(side=side, part="weights"), wdt, hchunk)
+                    if self.weighted else None)
+
+        stats = {"self_loops": 0, "min_weight": np.inf, "max_weight": -np.inf}
+        in_side = "in" if self.directed else "out"
+        in_idx, in_w = csr_writer(in_side)
+        in_degree = np.zeros(n, np.int64)
+        step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
+                                disable=not self.progress)
+        for b, bucket in enumerate(in_buckets):
+            lo, hi = int(in_edges[b]), int(in_edges[b + 1])
+            src, dst, w = self._load(bucket)
+            dst, src, w = sort_arcs(dst, src, w, n, dedupe=self.dedupe)
+            in_degree[lo:hi] = np.bincount(dst - lo, minlength=hi - lo)
+            append(in_idx, src.astype(gdt))
+            if w is not None:
+                w = w.astype(wdt)
+                append(in_w, w)
+                if w.size:
+                    stats["min_weight"] = min(stats["min_weight"], float(w.min()))
+                    stats["max_weight"] = max(stats["max_weight"], float(w.max()))
+            stats["self_loops"] += int(np.count_nonzero(src == dst))
+            blocks = build_blocks(dst, src, w, size, k, ldt)
+            append(cel_src, blocks.src_local)
+            append(cel_dst, blocks.dst_local)
+            if cel_w is not None:
+                append(cel_w, blocks.weight)
+            table["src"].append(blocks.block_src)
+            table["dst"].append(blocks.block_dst)
+            table["len"].append(blocks.block_len)
+            step_bar.update(1)
+        write_array(h5, F.CSR.format(side=in_side, part="indptr"), _indptr(in_degree))
+        write_array(h5, F.IN_DEGREE, in_degree)
+        num_arcs = int(in_degree.sum())
+
+        if self.directed:
+            out_idx, out_w = csr_writer("out")
+            out_degree = np.zeros(n, np.int64)
+            for b, bucket in enumerate(out_buckets):
+                lo, hi = int(out_edges[b]), int(out_edges[b + 1])
+                src, dst, w = self._load(bucket)
+                src, dst, w = sort_arcs(src, dst, w, n, dedupe=self.dedupe)
+                out_degree[lo:hi] = np.bincount(src - lo, minlength=hi - lo)
+                append(out_idx, dst.astype(gdt))
+                if w is not None:
+                    append(out_w, w.astype(wdt))
+                step_bar.update(1)
+            write_array(h5, F.CSR.format(side="out", part="indptr"), _indptr(out_degree))
+            write_array(h5, F.OUT_DEGREE, out_degree)
+        else:
+            # Symmetric: the in-arc CSR is the out-arc CSR; store it once and link the other names.
+            for part in ("indptr", "indices", "weights"):
+                name = F.CSR.format(side="out", part=part)
+                if name in h5:
+                    h5[F.CSR.format(side="in", part=part)] = h5py.SoftLink("/" + name)
+            h5[F.OUT_DEGREE] = h5py.SoftLink("/" + F.IN_DEGREE)
+        step_bar.close()
+
+        bsrc = np.concatenate(table["src"]) if table["src"] else np.zeros(0, np.int64)
+        bdst = np.concatenate(table["dst"]) if table["dst"] else np.zeros(0, np.int64)
+        blen = np.concatenate(table["len"]) if table["len"] else np.zeros(0, np.int64)
+        write_array(h5, F.CEL_INTERVALS, bounds)
+        write_array(h5, F.CEL_BLOCK_SRC, bsrc)
+        write_array(h5, F.CEL_BLOCK_DST, bdst)
+        write_array(h5, F.CEL_BLOCK_OFFSETS, _indptr(blen))
+        write_array(h5, F.CEL_SUBGRAPH_BLOCKS, np.searchsorted(bdst, np.arange(k + 1)).astype(np.int64))
+        if labels is not None:
+            write_array(h5, F.LABELS, labels.astype(np.int64))
+        h5.create_group(F.RESULTS)
+
+        loops = stats["self_loops"]
+        num_edges = num_arcs if self.directed else (num_arcs - loops) // 2 + loops
+        seconds = time.perf_counter() - self._t0
+        attrs = {
+            "format": F.FORMAT_NAME, "format_version": F.FORMAT_VERSION,
+            "num_vertices": n, "num_arcs": num_arcs, "num_edges": num_edges,
+            "directed": self.directed, "weighted": self.weighted,
+            "id_dtype": gdt.name, "local_id_dtype": ldt.name,
+            "weight_dtype": wdt.name if self.weighted else "",
+            "interval_size": size, "num_intervals": k, "num_blocks": len(blen),
+            "chunk_arcs": chunk, "self_loops": loops, "deduplicated": self.dedupe,
+            "min_weight": stats["min_weight"] if self.weighted and num_arcs else 0.0,
+            "max_weight": stats["max_weight"] if self.weighted and num_arcs else 0.0,
+            "built_by": json.dumps({
+                "tool": f"ooc_graph {__version__}", "source": self.source,
+                "input_edges": self._spill.count, "seconds": round(seconds, 3),
+                "input_edges_per_second": round(self._spill.count / max(seconds, 1e-9)),
+                "drop_self_loops": self.drop_self_loops, "dedupe": self.dedupe,
+                "memory": self.memory, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }),
+        }
+        h5.attrs.update(attrs)
+        log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
+        return {"num_arcs": num_arcs}
+
+    def _load(self, bucket: _Spill):
+        parts = list(bucket.read(max(bucket.count, 1)))
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if self.weighted else None)
+        return parts[0]
+
+
+def _indptr(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out

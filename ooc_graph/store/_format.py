@@ -1,0 +1,23 @@
+"""Names and version of the on-disk layout; partitioning/FORMAT.md is the byte-level specification."""
+
+FORMAT_NAME = "ooc_graph"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+
+# Datasets (see FORMAT.md for dtypes and shapes).
+OUT_DEGREE = "vertex/out_degree"
+IN_DEGREE = "vertex/in_degree"
+LABELS = "vertex/labels"
+CSR = "csr/{side}/{part}"          # side: out | in; part: indptr | indices | weights
+CEL_INTERVALS = "cel/intervals"
+CEL_SUBGRAPH_BLOCKS = "cel/subgraph_blocks"
+CEL_BLOCK_SRC = "cel/block_src_interval"
+CEL_BLOCK_DST = "cel/block_dst_interval"
+CEL_BLOCK_OFFSETS = "cel/block_offsets"
+CEL_SRC = "cel/src"
+CEL_DST = "cel/dst"
+CEL_WEIGHT = "cel/weight"
+RESULTS = "results"
+
+DEFAULT_CHUNK_ARCS = 1 << 22       # 4 Mi arcs: 16 MiB per transfer chunk at 2 x uint16
+HDF5_CHUNK_ELEMENTS = 1 << 20      # chunk of the non-CEL datasets

@@ -1,0 +1,200 @@
+"""Reading a store: :class:`Graph`, the handle every algorithm takes."""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import cached_property
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ooc_graph.errors import FormatVersionError, ParameterError, StoreError
+from ooc_graph.partitioning.cel import chunk_layout
+
+from . import _format as F
+from .writer import write_array
+
+
+def open_graph(path) -> "Graph":
+    """Open a graph store written by :func:`ooc_graph.convert` or :mod:`ooc_graph.generate`.
+
+    Raises :class:`~ooc_graph.errors.StoreError` when the file is missing, not a store, truncated
+    or corrupted, and :class:`~ooc_graph.errors.FormatVersionError` for an unknown format version.
+    """
+    return Graph(path)
+
+
+class Graph:
+    """A graph in an HDF5 store. Arrays are read lazily; the edges are never loaded whole."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise StoreError(f"{self.path}: no such graph store")
+        try:
+            self._h5 = h5py.File(self.path, "r")
+        except OSError as err:
+            raise StoreError(f"{self.path}: not a readable graph store (truncated or not HDF5): {err}") from err
+        try:
+            self._check_header()
+        except Exception:
+            self._h5.close()
+            raise
+
+    # -- header ---------------------------------------------------------------------------------
+    def _check_header(self):
+        a = self._h5.attrs
+        if a.get("format") != F.FORMAT_NAME:
+            raise StoreError(f"{self.path}: not an ooc_graph store (attribute 'format' is {a.get('format')!r})")
+        version = int(a.get("format_version", -1))
+        if version not in F.SUPPORTED_VERSIONS:
+            raise FormatVersionError(
+                f"{self.path}: store format version {version} is not supported by this reader "
+                f"(supported: {', '.join(map(str, F.SUPPORTED_VERSIONS))}); convert the graph again"
+            )
+        missing = [name for name in (F.OUT_DEGREE, F.IN_DEGREE, F.CEL_INTERVALS, F.CEL_BLOCK_OFFSETS,
+                                     F.CEL_SRC, F.CEL_DST, F.CSR.format(side="out", part="indptr"))
+                   if name not in self._h5]
+        if missing:
+            raise StoreError(f"{self.path}: store is incomplete, missing {', '.join(missing)}")
+        self.attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
+
+    num_vertices = property(lambda self: int(self.attrs["num_vertices"]))
+    num_arcs = property(lambda self: int(self.attrs["num_arcs"]))
+    num_edges = property(lambda self: int(self.attrs["num_edges"]))
+    directed = property(lambda self: bool(self.attrs["directed"]))
+    weighted = property(lambda self: bool(self.attrs["weighted"]))
+    interval_size = property(lambda self: int(self.attrs["interval_size"]))
+    chunk_arcs = property(lambda self: int(self.attrs["chunk_arcs"]))
+    id_dtype = property(lambda self: np.dtype(self.attrs["id_dtype"]))
+
+    @property
+    def num_chunks(self) -> int:
+        return -(-self.num_arcs // self.chunk_arcs)
+
+    @property
+    def built_by(self) -> dict:
+        return json.loads(self.attrs.get("built_by", "{}"))
+
+    def __repr__(self):
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.weighted else ""
+        return (f"<ooc_graph.Graph {self.path.name}: {self.num_vertices:,} vertices, "
+                f"{self.num_arcs:,} arcs, {kind}{w}>")
+
+    # -- arrays ---------------------------------------------------------------------------------
+    def _read(self, name, sel=slice(None)):
+        try:
+            return self._h5[name][sel]
+        except KeyError as err:
+            raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
+        except OSError as err:
+            raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
+
+    @cached_property
+    def out_degree(self) -> np.ndarray:
+        return self._read(F.OUT_DEGREE)
+
+    @cached_property
+    def in_degree(self) -> np.ndarray:
+        return self._read(F.IN_DEGREE)
+
+    @cached_property
+    def labels(self) -> np.ndarray | None:
+        """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``."""
+        return self._read(F.LABELS) if F.LABELS in self._h5 else None
+
+    @cached_property
+    def intervals(self) -> np.ndarray:
+        return self._read(F.CEL_INTERVALS)
+
+    @cached_property
+    def blocks(self):
+        """The block table: (offsets[nb+1], source interval[nb], destination interval[nb])."""
+        return (self._read(F.CEL_BLOCK_OFFSETS), self._read(F.CEL_BLOCK_SRC), self._read(F.CEL_BLOCK_DST))
+
+    def vertex_id(self, label) -> int:
+        """Internal id (0..n-1) of an original vertex id; identity when the store kept the ids."""
+        labels = self.labels
+        if labels is None:
+            v = int(label)
+            if not 0 <= v < self.num_vertices:
+                raise ParameterError(f"vertex {label!r} is not in the graph (ids are 0..{self.num_vertices - 1})")
+            return v
+        i = int(np.searchsorted(labels, label))
+        if i >= len(labels) or labels[i] != label:
+            raise ParameterError(f"vertex {label!r} is not in the graph")
+        return i
+
+    def csr(self, side: str = "out"):
+        """``(indptr, indices, weights-or-None)`` of the out- or in-arc CSR, read whole."""
+        if side not in ("out", "in"):
+            raise ParameterError(f"unknown CSR side {side!r} (valid: out, in)")
+        name = F.CSR.format(side=side, part="weights")
+        w = self._read(name) if name in self._h5 else None
+        return (self._read(F.CSR.format(side=side, part="indptr")),
+                self._read(F.CSR.format(side=side, part="indices")), w)
+
+    def read_cel(self, start: int, stop: int):
+        """Arcs [start, stop) of the CEL: ``(layout, src_local, dst_local, weight-or-None)``."""
+        offsets, bsrc, bdst = self.blocks
+        layout = chunk_layout(offsets, bsrc, bdst, start, stop)
+        src = self._read(F.CEL_SRC, slice(start, stop))
+        dst = self._read(F.CEL_DST, slice(start, stop))
+        w = self._read(F.CEL_WEIGHT, slice(start, stop)) if self.weighted else None
+        return layout, src, dst, w
+
+    def cel_nbytes_per_arc(self) -> int:
+        n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize
+        return n + (self._h5[F.CEL_WEIGHT].dtype.itemsize if self.weighted else 0)
+
+    # -- results --------------------------------------------------------------------------------
+    def results(self) -> list[str]:
+        return sorted(self._h5[F.RESULTS].keys()) if F.RESULTS in self._h5 else []
+
+    def load_result(self, name: str) -> dict:
+        grp_name = f"{F.RESULTS}/{name}"
+        if grp_name not in self._h5:
+            raise ParameterError(f"no result {name!r} in {self.path} (stored: {', '.join(self.results()) or 'none'})")
+        grp = self._h5[grp_name]
+        out = {k: grp[k][()] for k in grp.keys()}
+        out["attrs"] = {k: (v.item() if hasattr(v, "item") else v) for k, v in grp.attrs.items()}
+        return out
+
+    def save_result(self, name: str, arrays: dict, attrs: dict) -> None:
+        """Store ``arrays`` and ``attrs`` under ``results/<name>``, replacing an older one.
+
+        Written under a temporary group name and moved into place, so a failure leaves the old
+        result (or none) and never a half-written one.
+        """
+        if not name or "/" in name:
+            raise ParameterError(f"result name must be non-empty and contain no '/' (got {name!r})")
+        self._h5.close()
+        try:
+            with h5py.File(self.path, "r+") as h5:
+                results = h5.require_group(F.RESULTS)
+                tmp = f".partial-{name}"
+                if tmp in results:
+                    del results[tmp]
+                grp = results.create_group(tmp)
+                for key, values in arrays.items():
+                    write_array(grp, key, values)
+                for key, value in {**attrs, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z")}.items():
+                    grp.attrs[key] = json.dumps(value) if isinstance(value, (dict, list)) or value is None else value
+                if name in results:
+                    del results[name]
+                results.move(tmp, name)
+        finally:
+            self._h5 = h5py.File(self.path, "r")
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def close(self):
+        self._h5.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,132 @@
+"""Sub-graphs, blocks and the Concatenated Edge List (CEL).
+
+An arc (u, v) lies in block (interval(u), interval(v)). The blocks of one destination interval form
+a sub-graph; sub-graphs are concatenated in destination-interval order, blocks inside a sub-graph in
+source-interval order, arcs inside a block by (destination, source). Ids are stored local to their
+interval. The CEL is cut into fixed-size chunks (``chunk_arcs`` arcs) for transfer; a chunk may span
+several blocks and sub-graphs, so every consumer decodes it against the block table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def interval_of(ids: np.ndarray, interval_size: int) -> np.ndarray:
+    """Interval index of each global id (intervals are uniform but for the last)."""
+    return ids // np.int64(interval_size)
+
+
+def sort_arcs(major: np.ndarray, minor: np.ndarray, weight, num_vertices: int, *, dedupe: bool):
+    """Sort arcs by (major, minor); with ``dedupe`` merge repeats, keeping the smallest weight.
+
+    Returns ``(major, minor, weight)`` as new int64/float arrays. Uses one int64 composite key where
+    ``num_vertices**2`` fits, a lexsort otherwise.
+    """
+    n = max(int(num_vertices), 1)
+    if n <= 3_037_000_499:  # n*n < 2**63
+        key = major.astype(np.int64) * n + minor
+        if weight is None:
+            key.sort()
+            order = None
+        else:
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+        if dedupe and key.size:
+            first = np.empty(key.size, dtype=bool)
+            first[0] = True
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            if weight is not None:
+                starts = np.flatnonzero(first)
+                weight = np.minimum.reduceat(weight[order], starts)
+                order = None
+            key = key[first]
+        if weight is not None and order is not None:
+            weight = weight[order]
+        return key // n, key % n, weight
+    order = np.lexsort((minor, major))
+    major, minor = major[order], minor[order]
+    weight = None if weight is None else weight[order]
+    if dedupe and major.size:
+        first = np.empty(major.size, dtype=bool)
+        first[0] = True
+        first[1:] = (major[1:] != major[:-1]) | (minor[1:] != minor[:-1])
+        if weight is not None:
+            weight = np.minimum.reduceat(weight, np.flatnonzero(first))
+        major, minor = major[first], minor[first]
+    return major, minor, weight
+
+
+@dataclass
+class Blocks:
+    """Arcs of a run of sub-graphs in CEL order, with their block table."""
+
+    src_local: np.ndarray
+    dst_local: np.ndarray
+    weight: np.ndarray | None
+    block_src: np.ndarray  # source interval of each block
+    block_dst: np.ndarray  # destination interval of each block (= its sub-graph)
+    block_len: np.ndarray  # arcs in each block
+
+
+def build_blocks(dst, src, weight, interval_size: int, num_intervals: int, local_dtype) -> Blocks:
+    """Lay out arcs already sorted by (dst, src) into CEL order: blocks by (dst interval, src interval)."""
+    di = interval_of(dst, interval_size)
+    si = interval_of(src, interval_size)
+    block = di * np.int64(num_intervals) + si
+    # (dst, src) order is kept inside each block by the stable sort.
+    order = np.argsort(block, kind="stable")
+    block = block[order]
+    src_o, dst_o = src[order], dst[order]
+    uniq, starts, counts = np.unique(block, return_index=True, return_counts=True)
+    bsrc = uniq % num_intervals
+    bdst = uniq // num_intervals
+    size = np.int64(interval_size)
+    return Blocks(
+        src_local=(src_o - si[order] * size).astype(local_dtype),
+        dst_local=(dst_o - di[order] * size).astype(local_dtype),
+        weight=None if weight is None else weight[order],
+        block_src=bsrc.astype(np.int64),
+        block_dst=bdst.astype(np.int64),
+        block_len=counts.astype(np.int64),
+    )
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Which blocks a CEL range [start, stop) covers, and how many of each block's arcs."""
+
+    start: int
+    stop: int
+    first_block: int
+    lengths: np.ndarray  # arcs of each covered block inside the range
+    src_interval: np.ndarray
+    dst_interval: np.ndarray
+
+
+def chunk_layout(block_offsets, block_src, block_dst, start: int, stop: int) -> ChunkLayout:
+    """Decode the block structure of CEL arcs [start, stop) from the (sparse) block table."""
+    first = int(np.searchsorted(block_offsets, start, side="right")) - 1
+    last = int(np.searchsorted(block_offsets, stop, side="left"))  # exclusive
+    first = max(first, 0)
+    offs = np.asarray(block_offsets[first:last + 1], dtype=np.int64)
+    lo = np.maximum(offs[:-1], start)
+    hi = np.minimum(offs[1:], stop)
+    return ChunkLayout(
+        start=start, stop=stop, first_block=first,
+        lengths=(hi - lo).astype(np.int64),
+        src_interval=np.asarray(block_src[first:last], dtype=np.int64),
+        dst_interval=np.asarray(block_dst[first:last], dtype=np.int64),
+    )
+
+
+def to_global(layout: ChunkLayout, src_local, dst_local, interval_size: int, id_dtype=np.int64):
+    """Global (src, dst) ids of a chunk's arcs."""
+    size = np.int64(interval_size)
+    sbase = np.repeat(layout.src_interval * size, layout.lengths)
+    dbase = np.repeat(layout.dst_interval * size, layout.lengths)
+    src = (src_local.astype(np.int64) + sbase).astype(id_dtype, copy=False)
+    dst = (dst_local.astype(np.int64) + dbase).astype(id_dtype, copy=False)
+    return src, dst

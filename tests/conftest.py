@@ -1,0 +1,64 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATA = Path(os.environ.get("OOC_GRAPH_DATA", SHARED / "data"))
+
+
+def pytest_collection_modifyitems(config, items):
+    from ooc_graph.engine import gpu_available
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="CuPy finds no CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def data_dir():
+    if not DATA.is_dir():
+        pytest.skip(f"shared data folder {DATA} is absent")
+    return DATA
+
+
+def random_edges(rng, *, n, m, weighted=False, loops=True, dupes=True, big_ids=False):
+    """Random edges with self-loops and duplicates; weights exactly representable in float32."""
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    if not loops:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+    if dupes and len(src) > 2:
+        k = max(1, len(src) // 10)
+        src = np.concatenate([src, src[:k]])
+        dst = np.concatenate([dst, dst[:k]])
+    w = (rng.integers(0, 64, len(src)) / 8.0) if weighted else None
+    if big_ids:
+        src = src * 1_000_003 + 2**31
+        dst = dst * 1_000_003 + 2**31
+    return src.astype(np.int64), dst.astype(np.int64), w
+
+
+def nx_graph(src, dst, w, *, directed, n=None, dedupe=True, nodes=None):
+    """The reference graph: duplicates merged keeping the smallest weight, as the store does."""
+    import networkx as nx
+    if dedupe:
+        G = nx.DiGraph() if directed else nx.Graph()
+    else:
+        G = nx.MultiDiGraph() if directed else nx.MultiGraph()
+    G.add_nodes_from(range(n) if nodes is None else nodes)
+    for i, (u, v) in enumerate(zip(src.tolist(), dst.tolist())):
+        wt = 1.0 if w is None else float(w[i])
+        if dedupe and G.has_edge(u, v):
+            G[u][v]["weight"] = min(G[u][v]["weight"], wt)
+        else:
+            G.add_edge(u, v, weight=wt)
+    return G
+
+
+def edge_array(src, dst, w=None):
+    return (src, dst) if w is None else (src, dst, w)
