@@ -29,9 +29,9 @@ class Result:
     @property
     def vertices(self) -> np.ndarray:
         """Original vertex ids, position i for internal id i."""
-        labels = None if self.graph is None else self.graph.labels
-        n = len(getattr(self, self._arrays[0]))
-        return np.arange(n, dtype=np.int64) if labels is None else labels
+        if self.graph is None:
+            return np.arange(len(getattr(self, self._arrays[0])), dtype=np.int64)
+        return self.graph.vertices
 
     def arrays(self) -> dict:
         return {name: getattr(self, name) for name in self._arrays}

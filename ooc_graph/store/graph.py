@@ -115,6 +115,11 @@ class Graph:
         """The block table: (offsets[nb+1], source interval[nb], destination interval[nb])."""
         return (self._read(F.CEL_BLOCK_OFFSETS), self._read(F.CEL_BLOCK_SRC), self._read(F.CEL_BLOCK_DST))
 
+    @property
+    def vertices(self) -> np.ndarray:
+        """Original id of every vertex, in internal-id order."""
+        return np.arange(self.num_vertices, dtype=np.int64) if self.labels is None else self.labels
+
     def vertex_id(self, label) -> int:
         """Internal id (0..n-1) of an original vertex id; identity when the store kept the ids."""
         labels = self.labels

@@ -1,0 +1,58 @@
+import networkx as nx
+import numpy as np
+import pytest
+
+import ooc_graph
+from ooc_graph.errors import ParameterError
+
+
+def _arcs(G):
+    indptr, indices, w = G.csr("out")
+    return np.repeat(np.arange(G.num_vertices), np.diff(indptr)), indices, w
+
+
+def test_rmat_deterministic_and_sized(tmp_path):
+    a = ooc_graph.generate.rmat(tmp_path / "a.h5", 10, 8, seed=3, progress=False)
+    b = ooc_graph.generate.rmat(tmp_path / "b.h5", 10, 8, seed=3, memory="64KiB", interval_size=100,
+                                progress=False)
+    c = ooc_graph.generate.rmat(tmp_path / "c.h5", 10, 8, seed=4, progress=False)
+    assert a.num_vertices == 1024 and not a.directed
+    for x, y in zip(_arcs(a)[:2], _arcs(b)[:2]):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(_arcs(a)[1], _arcs(c)[1])
+    # Skewed: the top 1% of vertices hold far more than 1% of the arcs.
+    deg = np.sort(a.out_degree)[::-1]
+    assert deg[:10].sum() > 0.08 * deg.sum()
+
+
+def test_rmat_quadrant_probabilities_without_permutation(tmp_path):
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 1, 4096, seed=0, directed=True, permute=False,
+                                dedupe=False, progress=False)
+    src, dst, _ = _arcs(G)
+    counts = np.bincount(src * 2 + dst, minlength=4) / src.size
+    np.testing.assert_allclose(counts, [0.57, 0.19, 0.19, 0.05], atol=0.02)
+
+
+def test_urand_and_weights(tmp_path):
+    G = ooc_graph.generate.urand(tmp_path / "u.h5", 9, 4, seed=1, weighted=True, directed=True, progress=False)
+    assert G.num_vertices == 512 and G.weighted and G.directed
+    _, _, w = _arcs(G)
+    assert (w > 0).all() and (w <= 1).all()
+
+
+def test_grid_is_a_mesh(tmp_path):
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 7, 5, progress=False)
+    src, dst, _ = _arcs(G)
+    H = nx.Graph(list(zip(src.tolist(), dst.tolist())))
+    assert nx.is_isomorphic(H, nx.grid_2d_graph(7, 5))
+    assert G.num_edges == 7 * 4 + 6 * 5
+    assert ooc_graph.bfs(G, 0, device="cpu").depth.max() == 7 + 5 - 2
+
+
+@pytest.mark.parametrize("call", [lambda p: ooc_graph.generate.rmat(p, -1), lambda p: ooc_graph.generate.rmat(p, 4, 0),
+                                  lambda p: ooc_graph.generate.rmat(p, 4, a=0.9, b=0.2),
+                                  lambda p: ooc_graph.generate.grid(p, 0, 3)])
+def test_bad_parameters(tmp_path, call):
+    with pytest.raises(ParameterError):
+        call(tmp_path / "x.h5")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,134 @@
+"""The store's layout: CEL decoding reproduces the arcs; damaged stores are clear errors."""
+
+import h5py
+import numpy as np
+import pytest
+
+import ooc_graph
+from ooc_graph.errors import FormatVersionError, StoreError
+from ooc_graph.partitioning.cel import chunk_layout, to_global
+from ooc_graph.partitioning.intervals import interval_bounds, local_id_dtype
+
+from conftest import random_edges
+
+
+@pytest.mark.parametrize("interval_size,chunk_arcs", [(1, 1), (3, 7), (16, 5), (256, 1000), (None, None)])
+@pytest.mark.parametrize("directed", [True, False])
+def test_cel_holds_every_arc_once(tmp_path, interval_size, chunk_arcs, directed):
+    rng = np.random.default_rng(3)
+    src, dst, w = random_edges(rng, n=300, m=1500, weighted=True)
+    G = ooc_graph.convert((src, dst, w), tmp_path / "g.h5", directed=directed, num_vertices=300,
+                          interval_size=interval_size, chunk_arcs=chunk_arcs, progress=False)
+    indptr, indices, weights = G.csr("out")
+    csr = sorted(zip(np.repeat(np.arange(300), np.diff(indptr)).tolist(), indices.tolist(), weights.tolist()))
+    got = []
+    for start in range(0, G.num_arcs, G.chunk_arcs):
+        layout, s, d, wt = G.read_cel(start, min(start + G.chunk_arcs, G.num_arcs))
+        gs, gd = to_global(layout, s, d, G.interval_size)
+        got += list(zip(gs.tolist(), gd.tolist(), wt.tolist()))
+    assert sorted(got) == csr
+    # CEL order: sub-graphs by destination interval, blocks by source interval, arcs by (dst, src).
+    layout, s, d, _ = G.read_cel(0, G.num_arcs)
+    gs, gd = to_global(layout, s, d, G.interval_size)
+    size = G.interval_size
+    key = list(zip((gd // size).tolist(), (gs // size).tolist(), gd.tolist(), gs.tolist()))
+    assert key == sorted(key)
+    offsets, bsrc, bdst = G.blocks
+    assert offsets[-1] == G.num_arcs and (np.diff(offsets) > 0).all()
+    assert G.attrs["local_id_dtype"] == local_id_dtype(interval_bounds(300, interval_size)).name
+    # In-CSR is the transpose of the out-CSR.
+    ip, ii, iw = G.csr("in")
+    tin = sorted(zip(ii.tolist(), np.repeat(np.arange(300), np.diff(ip)).tolist(), iw.tolist()))
+    assert tin == csr
+    np.testing.assert_array_equal(G.out_degree, np.diff(indptr))
+    np.testing.assert_array_equal(G.in_degree, np.diff(ip))
+
+
+def test_local_ids_narrowest_type():
+    assert local_id_dtype(interval_bounds(10, 256)) == np.uint8
+    assert local_id_dtype(interval_bounds(10**6, 257)) == np.uint16
+    assert local_id_dtype(interval_bounds(10**6, None)) == np.uint16
+    assert local_id_dtype(interval_bounds(10**6, 70000)) == np.uint32
+
+
+def test_chunk_layout_clips_blocks():
+    offsets = np.array([0, 4, 6, 10])
+    lay = chunk_layout(offsets, np.array([0, 1, 0]), np.array([0, 0, 1]), 3, 8)
+    assert lay.lengths.tolist() == [1, 2, 2] and lay.first_block == 0
+    assert lay.src_interval.tolist() == [0, 1, 0] and lay.dst_interval.tolist() == [0, 0, 1]
+
+
+@pytest.fixture
+def store(tmp_path):
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), tmp_path / "g.h5", progress=False)
+    G.close()
+    return tmp_path / "g.h5"
+
+
+def test_missing_store(tmp_path):
+    with pytest.raises(StoreError, match="no such graph store"):
+        ooc_graph.open(tmp_path / "nope.h5")
+
+
+def test_not_hdf5(tmp_path):
+    (tmp_path / "x.h5").write_text("hello")
+    with pytest.raises(StoreError, match="not a readable graph store"):
+        ooc_graph.open(tmp_path / "x.h5")
+
+
+def test_truncated_store(store):
+    data = store.read_bytes()
+    store.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreError):
+        G = ooc_graph.open(store)
+        ooc_graph.pagerank(G, device="cpu")
+
+
+def test_unknown_format_version(store):
+    with h5py.File(store, "r+") as h5:
+        h5.attrs["format_version"] = 99
+    with pytest.raises(FormatVersionError, match="version 99 is not supported .*supported: 1"):
+        ooc_graph.open(store)
+
+
+def test_not_an_ooc_graph_store(tmp_path):
+    with h5py.File(tmp_path / "other.h5", "w") as h5:
+        h5["x"] = [1, 2]
+    with pytest.raises(StoreError, match="not an ooc_graph store"):
+        ooc_graph.open(tmp_path / "other.h5")
+
+
+def test_missing_dataset(store):
+    with h5py.File(store, "r+") as h5:
+        del h5["cel/src"]
+    with pytest.raises(StoreError, match="missing cel/src"):
+        ooc_graph.open(store)
+
+
+def test_corrupted_cel_is_detected_by_checksum(tmp_path):
+    rng = np.random.default_rng(0)
+    src, dst, _ = random_edges(rng, n=1000, m=20000)
+    path = tmp_path / "c.h5"
+    ooc_graph.convert((src, dst), path, num_vertices=1000, progress=False).close()
+    with h5py.File(path, "r") as h5:
+        ds = h5["cel/src"]
+        offset = ds.id.get_offset() if ds.id.get_offset() is not None else ds.id.get_chunk_info(0).byte_offset
+    raw = bytearray(path.read_bytes())
+    for i in range(offset + 100, offset + 140):
+        raw[i] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    G = ooc_graph.open(path)
+    with pytest.raises(StoreError, match="cel/src.*corrupted"):
+        ooc_graph.bfs(G, 0, device="cpu")
+
+
+def test_result_save_replaces_and_keeps_attrs(store):
+    G = ooc_graph.open(store)
+    ooc_graph.wcc(G, device="cpu", store=True)
+    ooc_graph.wcc(G, device="cpu", store=True)
+    assert G.results() == ["wcc"]
+    r = G.load_result("wcc")
+    assert r["labels"].tolist() == [0, 0, 0]
+    assert r["attrs"]["algorithm"] == "wcc" and "timestamp" in r["attrs"]
+    G.close()
+    assert ooc_graph.open(store).results() == ["wcc"]
