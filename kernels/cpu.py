@@ -1,7 +1,7 @@
 """CPU (NumPy/SciPy) operators. A batch is the arcs of one chunk in destination-major CSR form.
 
-The CSR is built once per chunk load by SciPy's COO→CSR counting sort, so every pass afterwards
-runs as a sparse matrix-vector product (``pull_sum``) or a segmented reduction (``relax_min``).
+The CSR is built once per chunk load, so every pass afterwards runs as a sparse matrix-vector
+product (``pull_sum``) or a segmented reduction (``relax_min``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ class Batch:
     weight: np.ndarray | None      # float64, CSR order
     rows: np.ndarray               # non-empty rows (destination - dst_lo)
     row_start: np.ndarray          # CSR offset of each non-empty row
-    src_intervals: np.ndarray      # source intervals present in the batch
 
     @property
     def num_arcs(self) -> int:
@@ -32,14 +31,16 @@ class Batch:
         total = m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + self.rows.nbytes + self.row_start.nbytes
         return total + (0 if self.weight is None else self.weight.nbytes)
 
+    def dst(self) -> np.ndarray:
+        return np.repeat(np.arange(self.dst_lo, self.dst_hi, dtype=np.int64), np.diff(self.matrix.indptr))
 
-def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices,
-            src_intervals) -> Batch:
+
+def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:
     """Global ids from local ones (per-block bases repeated over block lengths), then CSR by destination."""
     src = src_local.astype(np.int64) + np.repeat(np.asarray(src_base, np.int64), lengths)
     row = dst_local.astype(np.int64) + np.repeat(np.asarray(dst_base, np.int64) - dst_lo, lengths)
     nrows = max(dst_hi - dst_lo, 0)
-    # Arcs are sorted by (dst, src) inside each block; a stable sort by row gives CSR order.
+    # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.
     order = np.argsort(row, kind="stable")
     counts = np.bincount(row, minlength=nrows) if row.size else np.zeros(nrows, np.int64)
     indptr = np.zeros(nrows + 1, np.int64)
@@ -50,64 +51,74 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
                            shape=(nrows, max(num_vertices, 1)))
     rows = np.flatnonzero(counts).astype(np.int64)
     w = None if weight is None else np.asarray(weight, np.float64)[order]
-    return Batch(dst_lo, dst_hi, matrix, w, rows, indptr[rows], np.asarray(src_intervals, np.int64))
+    return Batch(dst_lo, dst_hi, matrix, w, rows, indptr[rows])
 
 
 def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
+    """``out[v] += Σ_{u→v} x[u]``."""
     if batch.num_arcs:
         out[batch.dst_lo:batch.dst_hi] += batch.matrix @ x
 
 
-def _candidates(batch: Batch, state: np.ndarray, plus):
-    cand = state[batch.matrix.indices]
+def _plus(cand, weight, plus):
     if plus is None:
-        cand = cand + batch.weight
-    elif plus:
-        cand = cand + plus
-    return cand
+        return cand + weight
+    return cand + plus if plus else cand
 
 
-def relax_min(batch: Batch, state: np.ndarray, plus) -> np.ndarray:
-    """One min-relaxation over the batch; returns the (global) vertices whose state dropped."""
+def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray) -> None:
+    """``state[v] = min(state[v], state[u] + w)`` over the batch (``plus=None``: the arc weight,
+    else the constant); ``changed[v] = 1`` where the state dropped."""
     if not batch.num_arcs:
-        return np.zeros(0, np.int64)
-    best = np.minimum.reduceat(_candidates(batch, state, plus), batch.row_start)
+        return
+    best = np.minimum.reduceat(_plus(state[batch.matrix.indices], batch.weight, plus), batch.row_start)
     v = batch.rows + batch.dst_lo
     better = best < state[v]
     v = v[better]
     state[v] = best[better]
-    return v
+    changed[v] = 1
 
 
-def reverse_min(batch: Batch, state: np.ndarray) -> np.ndarray:
+def reverse_min(batch: Batch, state: np.ndarray, changed: np.ndarray) -> None:
     """``state[u] = min(state[u], state[v])`` for every arc u→v (the other direction of WCC)."""
     if not batch.num_arcs:
-        return np.zeros(0, np.int64)
-    m = batch.matrix
-    dst = np.repeat(np.arange(batch.dst_lo, batch.dst_hi, dtype=np.int64), np.diff(m.indptr))
-    src = m.indices
+        return
+    src = batch.matrix.indices
     before = state[src]
-    np.minimum.at(state, src, state[dst])
-    changed = state[src] < before
-    return np.unique(src[changed]).astype(np.int64)
+    np.minimum.at(state, src, state[batch.dst()])
+    changed[src[state[src] < before]] = 1
 
 
-def tight_parent(batch: Batch, dist: np.ndarray, plus, parent: np.ndarray, strict: bool) -> None:
-    """``parent[v] = min(parent[v], u)`` over arcs u→v with ``dist[u] + w == dist[v]`` (u ≠ v).
+def tight_parent(batch: Batch, dist: np.ndarray, plus, parent: np.ndarray, resolved) -> None:
+    """``parent[v] = min(parent[v], u)`` over arcs u→v (u ≠ v) with ``dist[u] + w == dist[v]``.
 
-    With ``strict`` only arcs with ``dist[u] < dist[v]`` count; otherwise only those with
-    ``dist[u] == dist[v]`` from a source that has a parent to a destination that has none
-    (zero-weight plateaus), so no cycle can form. ``parent`` uses ``n`` for "none yet".
+    ``resolved is None``: only arcs with ``dist[u] < dist[v]`` count. Otherwise (zero-weight
+    plateaus) only arcs with ``dist[u] == dist[v]`` from a resolved u to an unresolved v, with
+    ``resolved`` a snapshot taken before the pass, so no cycle can form.
     """
     if not batch.num_arcs:
         return
-    m = batch.matrix
-    src = m.indices.astype(np.int64)
-    dst = np.repeat(np.arange(batch.dst_lo, batch.dst_hi, dtype=np.int64), np.diff(m.indptr))
+    src = batch.matrix.indices.astype(np.int64)
+    dst = batch.dst()
     du, dv = dist[src], dist[dst]
-    tight = (_candidates(batch, dist, plus) == dv) & (src != dst) & np.isfinite(dv)
-    tight &= (du < dv) if strict else ((du == dv) & (parent[src] < parent.size) & (parent[dst] == parent.size))
-    cand = np.where(tight, src, parent.size)
-    best = np.minimum.reduceat(cand, batch.row_start)
-    v = batch.rows + batch.dst_lo
-    np.minimum.at(parent, v, best)
+    tight = (_plus(du, batch.weight, plus) == dv) & (src != dst) & np.isfinite(dv)
+    tight &= (du < dv) if resolved is None else ((du == dv) & resolved[src] & ~resolved[dst])
+    best = np.minimum.reduceat(np.where(tight, src, parent.size), batch.row_start)
+    np.minimum.at(parent, batch.rows + batch.dst_lo, best)
+
+
+def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> None:
+    """Frontier advance over a CSR: for u in ``frontier`` and each arc u→v,
+    ``state[v] = min(state[v], state[u] + w)``; ``changed[v] = 1`` where it dropped."""
+    start, stop = indptr[frontier], indptr[frontier + 1]
+    deg = stop - start
+    total = int(deg.sum())
+    if not total:
+        return
+    owner = np.repeat(np.arange(frontier.size), deg)
+    pos = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(deg) - deg, deg) + start[owner]
+    v = indices[pos].astype(np.int64)
+    cand = _plus(state[frontier[owner]], None if weights is None else weights[pos].astype(np.float64), plus)
+    before = state[v]
+    np.minimum.at(state, v, cand)
+    changed[v[state[v] < before]] = 1

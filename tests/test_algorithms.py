@@ -6,6 +6,7 @@ import pytest
 
 import ooc_graph
 from ooc_graph import UNREACHABLE
+from ooc_graph.engine import core
 from ooc_graph.errors import ParameterError
 
 from conftest import edge_array, nx_graph, random_edges
@@ -81,7 +82,9 @@ def check_pagerank(H, r, **kw):
 
 
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs,memory", CASES)
-def test_random_graphs(tmp_path, seed, directed, weighted, interval_size, chunk_arcs, memory):
+def test_random_graphs(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, memory):
+    # Per iteration strategy: edge-centric passes only, the default choice, or CSR advance always.
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION, np.inf][(seed // 2) % 3])
     G, H, n = _convert(tmp_path, seed, directed, weighted, interval_size, chunk_arcs)
     source = seed % n
     check_pagerank(H, ooc_graph.pagerank(G, device="cpu", memory=memory, tol=1e-10, max_iter=1000),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, get_backend
+from ooc_graph.engine import Engine, core, get_backend
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
 
@@ -50,11 +50,25 @@ def test_whole_graph_read_once_when_it_fits(graph):
     assert r.bytes_read == graph.num_arcs * graph.cel_nbytes_per_arc()
 
 
-def test_selective_scheduling_skips_inactive_chunks(tmp_path):
+def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)  # edge-centric passes only
     # A tall, narrow mesh: the BFS frontier lies in one or two intervals at a time.
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
-    assert r.stats["chunks_skipped"] > r.stats["chunks_processed"]
+    assert r.stats["chunks_skipped"] > r.stats["chunks_processed"] and r.stats["advances"] == 0
+
+
+def test_small_frontiers_advance_over_the_csr(tmp_path):
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 300, 300, interval_size=4096, progress=False)
+    r = ooc_graph.bfs(G, 0, device="cpu")
+    assert r.stats["advances"] == r.iterations and r.depth.max() == 598
+    assert r.stats["arcs_processed"] < 3 * G.num_arcs  # only the parent passes stream the CEL
+
+
+def test_csr_over_budget_falls_back_to_passes(tmp_path):
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 30, 30, progress=False)
+    r = ooc_graph.bfs(G, 0, device="cpu", memory="20KiB")
+    assert r.stats["advances"] == 0 and r.depth.max() == 58
 
 
 def test_devices():

@@ -31,11 +31,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", store=False) -> BFSResu
     s = g.vertex_id(source)
     depth = xp.full(g.num_vertices, np.inf)
     depth[s] = 0.0
-    active = eng._intervals_of([s])
-    levels = 0
-    while active.any():
-        active = eng.relax_min(depth, plus=1.0, active=active)
-        levels += 1
+    levels = eng.propagate_min(depth, plus=1.0, frontier=[s])
     parent = eng.tight_parents(depth, plus=1.0, root=s)
     host = eng.backend.to_host(depth)
     out = np.where(np.isfinite(host), host, 0).astype(np.int64)

@@ -38,11 +38,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", store=False) -> SSSPRe
     plus = None if g.weighted else 1.0
     dist = xp.full(g.num_vertices, np.inf)
     dist[s] = 0.0
-    active = eng._intervals_of([s])
-    passes = 0
-    while active.any():
-        active = eng.relax_min(dist, plus=plus, active=active)
-        passes += 1
+    passes = eng.propagate_min(dist, plus=plus, frontier=[s])
     parent = eng.tight_parents(dist, plus=plus, root=s)
     return run.finish(SSSPResult, "sssp", {"source": int(source)}, passes, True, store,
                       distance=eng.backend.to_host(dist), parent=eng.backend.to_host(parent))

@@ -27,12 +27,8 @@ def wcc(G, *, memory=None, device: str = "auto", store=False) -> WCCResult:
     run = Run(G, memory=memory, device=device, state_arrays=2)
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     label = xp.arange(g.num_vertices, dtype=np.float64)
-    active = np.ones(max(len(g.intervals) - 1, 1), dtype=bool)
-    passes = 0
-    while g.num_arcs and active.any():
-        # Directed graphs need both directions; a symmetric store holds both arcs already.
-        active = eng.relax_min(label, plus=0.0, active=active, reverse=g.directed)
-        passes += 1
+    # Directed graphs need both directions; a symmetric store holds both arcs already.
+    passes = eng.propagate_min(label, plus=0.0, frontier=np.arange(g.num_vertices), reverse=g.directed)
     ids = eng.backend.to_host(label).astype(np.int64)
     if g.labels is not None:
         ids = g.labels[ids]

@@ -1,8 +1,10 @@
 """The engine: streams CEL chunks through a backend's kernels in bulk-synchronous passes.
 
-Algorithms are small programs on the operators below (``pull_sum``, ``relax_min``,
-``reverse_min``, ``tight_parents``); the engine owns chunking, the cache, selective scheduling
-(skipping chunks whose source intervals hold no active vertex) and the counters.
+Algorithms are small programs on three operators: ``pull_sum`` (one pass of a sum over in-arcs),
+``propagate_min`` (min-relaxation to a fixed point) and ``tight_parents`` (a shortest-path tree).
+The engine owns the loop, chunking, the cache, selective scheduling (skipping chunks whose source
+intervals hold no changed vertex) and the per-iteration choice between an edge-centric pass over
+the CEL and a frontier advance over the CSR (Gunrock/GSWITCH: cheap when few vertices changed).
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ log = logging.getLogger("ooc_graph.engine")
 
 # Bytes a prepared CPU batch holds per arc (indices, ones, weight, ordering scratch).
 PREPARED_BYTES_PER_ARC = 32
+# Advance over the CSR when the frontier's arcs are fewer than this fraction of all arcs.
+ADVANCE_FRACTION = 1 / 16
 
 
 @dataclass
 class Stats:
     passes: int = 0
+    advances: int = 0
     chunks_processed: int = 0
     chunks_skipped: int = 0
     arcs_processed: int = 0
@@ -78,6 +83,8 @@ class Engine:
         first = np.searchsorted(self._block_offsets, [a for a, _ in self.bounds], side="right") - 1
         last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
         self._chunk_src = [np.unique(self._block_src[f:l]) for f, l in zip(first, last)]
+        self._csr = {}
+        self._csr_budget = self.memory // 4
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
@@ -88,11 +95,13 @@ class Engine:
         layout, src, dst, w = self.graph.read_cel(start, stop)
         self.stats.bytes_read += src.nbytes + dst.nbytes + (0 if w is None else w.nbytes)
         size = self.graph.interval_size
-        dst_lo = int(layout.dst_interval[0]) * size if layout.lengths.size else 0
-        dst_hi = min((int(layout.dst_interval[-1]) + 1) * size, self.graph.num_vertices) if layout.lengths.size else 0
+        if layout.lengths.size:
+            dst_lo = int(layout.dst_interval[0]) * size
+            dst_hi = min((int(layout.dst_interval[-1]) + 1) * size, self.graph.num_vertices)
+        else:
+            dst_lo = dst_hi = 0
         batch = self.backend.kernels.prepare(src, dst, w, layout.src_interval * size, layout.dst_interval * size,
-                                             layout.lengths, dst_lo, dst_hi, self.graph.num_vertices,
-                                             self._chunk_src[i])
+                                             layout.lengths, dst_lo, dst_hi, self.graph.num_vertices)
         self.stats.seconds_reading += time.perf_counter() - t
         return batch
 
@@ -109,58 +118,105 @@ class Engine:
             self.stats.arcs_processed += batch.num_arcs
             yield batch
 
-    def _intervals_of(self, vertices) -> np.ndarray:
-        active = np.zeros(self._k, dtype=bool)
-        if len(vertices):
-            active[np.asarray(vertices) // self.graph.interval_size] = True
-        return active
+    def _active_intervals(self, changed) -> np.ndarray:
+        """Per-interval "holds a changed vertex" mask (host) from the per-vertex change flags."""
+        flags = self.backend.to_host(changed)
+        if not flags.size:
+            return np.zeros(self._k, dtype=bool)
+        return np.maximum.reduceat(flags, np.asarray(self.graph.intervals[:-1])).astype(bool)
+
+    def csr(self, side: str):
+        """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
+        if side not in self._csr:
+            g = self.graph
+            nbytes = 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
+            if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
+                self._csr[side] = None
+            else:
+                xp = self.backend.xp
+                indptr, indices, w = g.csr(side)
+                self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
+                self._csr[side] = (xp.asarray(indptr), xp.asarray(indices),
+                                   None if w is None else xp.asarray(w, dtype=np.float64), nbytes)
+        return self._csr[side]
 
     # -- operators ------------------------------------------------------------------------------
-    def pull_sum(self, x: np.ndarray) -> np.ndarray:
+    def pull_sum(self, x):
         """``y[v] = Σ_{u→v} x[u]`` over all arcs (one pass)."""
-        k = self.backend.kernels
+        k, xp = self.backend.kernels, self.backend.xp
         t = time.perf_counter()
-        y = np.zeros(self.graph.num_vertices, dtype=np.float64)
+        y = xp.zeros(self.graph.num_vertices, dtype=np.float64)
         for batch in self.batches():
             k.pull_sum(batch, x, y)
         self.stats.seconds_computing += time.perf_counter() - t
         return y
 
-    def relax_min(self, state: np.ndarray, *, plus, active=None, reverse: bool = False):
-        """One pass of ``state[v] = min(state[v], state[u] + plus)`` (``plus=None``: the arc weight),
-        and with ``reverse`` also ``state[u] = min(state[u], state[v])``. Returns the bool interval
-        mask of vertices that changed (the next pass's active set)."""
-        k = self.backend.kernels
-        t = time.perf_counter()
-        touched = np.zeros(self._k, dtype=bool)
-        for batch in self.batches(active if not reverse else None):
-            touched |= self._intervals_of(k.relax_min(batch, state, plus))
-            if reverse:
-                touched |= self._intervals_of(k.reverse_min(batch, state))
-        self.stats.seconds_computing += time.perf_counter() - t
-        return touched
+    def propagate_min(self, state, *, plus, frontier, reverse: bool = False) -> int:
+        """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
+        arc weight, else that constant) until nothing changes, starting from the vertices in
+        ``frontier`` (host array of ids); ``reverse`` also relaxes ``state[u]`` from ``state[v]``.
 
-    def tight_parents(self, dist: np.ndarray, *, plus, root: int) -> np.ndarray:
+        Each iteration is either an edge-centric pass over the chunks whose source intervals hold a
+        changed vertex, or — when the changed vertices have few arcs and the CSR fits in the budget
+        — a frontier advance over the CSR. Returns the number of iterations.
+        """
+        g, k, xp = self.graph, self.backend.kernels, self.backend.xp
+        n = g.num_vertices
+        degree = g.out_degree + (g.in_degree if reverse else 0)
+        frontier = np.asarray(frontier, dtype=np.int64)
+        changed = xp.zeros(n, dtype=np.uint8)
+        iterations = 0
+        t = time.perf_counter()
+        while frontier.size:
+            iterations += 1
+            changed[:] = 0
+            sides = ("out", "in") if reverse else ("out",)
+            use_csr = degree[frontier].sum() < ADVANCE_FRACTION * g.num_arcs and \
+                all(self.csr(s) is not None for s in sides)
+            if use_csr:
+                self.stats.advances += 1
+                dev_frontier = xp.asarray(frontier)
+                for side in sides:
+                    indptr, indices, w, _ = self.csr(side)
+                    k.advance_min(indptr, indices, w if side == "out" or plus is not None else None,
+                                  dev_frontier, state, plus, changed)
+            else:
+                active = self._active_intervals(self._flag(frontier))
+                for batch in self.batches(None if reverse else active):
+                    k.relax_min(batch, state, plus, changed)
+                    if reverse:
+                        k.reverse_min(batch, state, changed)
+            frontier = np.flatnonzero(self.backend.to_host(changed))  # one device→host copy per iteration
+        self.stats.seconds_computing += time.perf_counter() - t
+        return iterations
+
+    def _flag(self, vertices):
+        flags = np.zeros(self.graph.num_vertices, dtype=np.uint8)
+        flags[vertices] = 1
+        return flags
+
+    def tight_parents(self, dist, *, plus, root: int):
         """A shortest-path tree of ``dist``: parent[v] is the smallest u with dist[u] + w == dist[v].
 
         Strictly shorter tight arcs first; vertices reached only over zero-weight arcs are then
-        resolved in further passes from vertices that already have a parent. -1 marks the root and
-        unreached vertices.
+        resolved in further passes, each from the vertices resolved before it. -1 marks the root
+        and unreached vertices.
         """
-        k = self.backend.kernels
+        k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
-        parent = np.full(n, n, dtype=np.int64)
+        parent = xp.full(n, n, dtype=np.int64)
         parent[root] = root
         for batch in self.batches():
-            k.tight_parent(batch, dist, plus, parent, True)
+            k.tight_parent(batch, dist, plus, parent, None)
+        reached = xp.isfinite(dist)
         while True:
-            missing = np.isfinite(dist) & (parent == n)
-            if not missing.any():
+            resolved = parent < n
+            missing = int((reached & ~resolved).sum())
+            if not missing:
                 break
-            before = int(missing.sum())
             for batch in self.batches():
-                k.tight_parent(batch, dist, plus, parent, False)
-            if int((np.isfinite(dist) & (parent == n)).sum()) == before:  # pragma: no cover - defensive
+                k.tight_parent(batch, dist, plus, parent, resolved)
+            if int((reached & (parent == n)).sum()) == missing:  # pragma: no cover - defensive
                 break
         parent[parent == n] = -1
         parent[root] = -1
