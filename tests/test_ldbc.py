@@ -33,13 +33,14 @@ def read_expected(path):
     return out
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("case,inp,fmt,directed,algo,params,expected", CASES, ids=[c[0] for c in CASES])
-def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params, expected):
+def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params, expected, device):
     ldbc = data_dir / "ldbc"
     G = ooc_graph.convert(ldbc / inp, tmp_path / "g.h5", format=fmt, directed=directed,
                           weighted=(algo == "sssp"), weight_dtype="float64", interval_size=4, chunk_arcs=8,
                           progress=False)
-    r = getattr(ooc_graph, algo)(G, device="cpu", **params)
+    r = getattr(ooc_graph, algo)(G, device=device, **params)
     want = read_expected(ldbc / expected)
     got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "pagerank": "values"}[algo])
     assert set(got) == set(want)

@@ -26,9 +26,10 @@ def check_positive_int(name, value):
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, state_arrays=4):
+    def __init__(self, G, *, memory, device, device_memory=None, state_arrays=4):
         self.graph = as_graph(G)
-        self.engine = Engine(self.graph, memory=memory, device=device, state_arrays=state_arrays)
+        self.engine = Engine(self.graph, memory=memory, device=device, device_memory=device_memory,
+                             state_arrays=state_arrays)
         self.t0 = time.perf_counter()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):

@@ -10,7 +10,8 @@ from ._result import UNREACHABLE, BFSResult
 __all__ = ["bfs"]
 
 
-def bfs(G, source, *, memory=None, device: str = "auto", store=False) -> BFSResult:
+def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
+        store=False) -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
 
     ``source`` is an original vertex id. Unreachable vertices have depth ``UNREACHABLE``
@@ -26,7 +27,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", store=False) -> BFSResu
     >>> r.depth.tolist()[:3], r.reachable.tolist(), r.parent.tolist()
     ([0, 1, 2], [True, True, True, False], [-1, 0, 1, -1])
     """
-    run = Run(G, memory=memory, device=device, state_arrays=3)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=3)
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     s = g.vertex_id(source)
     depth = xp.full(g.num_vertices, np.inf)

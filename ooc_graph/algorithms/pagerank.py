@@ -14,7 +14,8 @@ MODES = ("networkx", "graphalytics")
 
 
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
-             mode: str = "networkx", memory=None, device: str = "auto", store=False) -> PageRankResult:
+             mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
+             store=False) -> PageRankResult:
     """PageRank of every vertex; edge weights are ignored.
 
     Parameters
@@ -52,7 +53,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
     check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, state_arrays=5)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=5)
     g, xp = run.graph, run.engine.backend.xp
     n = g.num_vertices
     if personalization is not None:

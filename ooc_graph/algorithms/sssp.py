@@ -12,7 +12,8 @@ from ._result import SSSPResult
 __all__ = ["sssp"]
 
 
-def sssp(G, source, *, memory=None, device: str = "auto", store=False) -> SSSPResult:
+def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
+         store=False) -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
 
     Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
@@ -32,7 +33,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", store=False) -> SSSPRe
     if g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0:
         raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
                              f"{float(g.attrs['min_weight'])!r})")
-    run = Run(g, memory=memory, device=device, state_arrays=3)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, state_arrays=3)
     eng, xp = run.engine, run.engine.backend.xp
     s = g.vertex_id(source)
     plus = None if g.weighted else 1.0

@@ -10,7 +10,8 @@ from ._result import WCCResult
 __all__ = ["wcc"]
 
 
-def wcc(G, *, memory=None, device: str = "auto", store=False) -> WCCResult:
+def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
+        store=False) -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.
 
     Labels are original vertex ids when the store relabelled the input (they are then the smallest
@@ -24,7 +25,7 @@ def wcc(G, *, memory=None, device: str = "auto", store=False) -> WCCResult:
     >>> ooc_graph.wcc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, state_arrays=2)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=2)
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     label = xp.arange(g.num_vertices, dtype=np.float64)
     # Directed graphs need both directions; a symmetric store holds both arcs already.

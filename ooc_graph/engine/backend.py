@@ -1,4 +1,4 @@
-"""Device selection: which kernel module runs the batches."""
+"""Device selection: which kernel module runs the batches and where the state lives."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ooc_graph.errors import DeviceError, choice
 from ooc_graph.kernels import cpu
 
 DEVICES = ("cpu", "gpu", "auto")
+INT32_MAX = np.iinfo(np.int32).max
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,13 @@ class Backend:
 
     def to_host(self, array):
         return array if self.xp is np else self.xp.asnumpy(array)
+
+    def free_memory(self) -> int | None:
+        """Free device memory in bytes (``None`` on the CPU)."""
+        if self.xp is np:
+            return None
+        free, _total = self.xp.cuda.runtime.memGetInfo()
+        return int(free)
 
 
 def gpu_available() -> bool:
@@ -40,5 +48,10 @@ def get_backend(device: str, graph=None) -> Backend:
     if not gpu_available():
         raise DeviceError("device='gpu' was requested but CuPy finds no CUDA device "
                           "(install cupy-cuda12x or cupy-cuda13x and check the driver), or use device='cpu'")
-    raise DeviceError("device='gpu': the GPU streaming backend is not available in this version; "
-                      "use device='cpu'")
+    if graph is not None and graph.num_vertices > INT32_MAX:
+        raise DeviceError(f"the GPU backend addresses vertices with 32-bit ids; {graph.path} has "
+                          f"{graph.num_vertices:,} vertices (use device='cpu')")
+    import cupy
+
+    from ooc_graph.kernels import gpu
+    return Backend("gpu", gpu, cupy)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ooc_graph._memory import budget as parse_budget
+from ooc_graph._memory import human
+from ooc_graph.errors import DeviceError
 from ooc_graph.store import Graph
 
 from .backend import get_backend
@@ -30,6 +32,18 @@ ADVANCE_FRACTION = 1 / 16
 
 
 @dataclass
+class RawChunk:
+    layout: object
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.src.nbytes + self.dst.nbytes + (0 if self.weight is None else self.weight.nbytes)
+
+
+@dataclass
 class Stats:
     passes: int = 0
     advances: int = 0
@@ -37,6 +51,7 @@ class Stats:
     chunks_skipped: int = 0
     arcs_processed: int = 0
     bytes_read: int = 0
+    bytes_to_device: int = 0
     seconds_reading: float = 0.0
     seconds_computing: float = 0.0
     per_pass: list = field(default_factory=list)
@@ -56,23 +71,41 @@ class Engine:
         Host budget for state and cached chunks (default: a quarter of RAM). Tiny budgets are
         honoured by cutting the CEL into small chunks and caching none.
     device : {"cpu", "gpu", "auto"}
+    device_memory : int or str, optional
+        GPU only: budget for vertex state, the device chunk cache and a device CSR (default: 80%
+        of the free device memory). Chunks beyond it are streamed again on every pass.
     state_arrays : int
         How many float64 per-vertex arrays the algorithm keeps (counted against the budget).
     """
 
-    def __init__(self, graph: Graph, *, memory=None, device: str = "auto", state_arrays: int = 4):
+    def __init__(self, graph: Graph, *, memory=None, device: str = "auto", state_arrays: int = 4,
+                 device_memory=None):
         self.graph = graph
         self.backend = get_backend(device, graph)
         self.memory = parse_budget(memory)
         n, arcs = graph.num_vertices, graph.num_arcs
-        state_bytes = state_arrays * 8 * n
-        free = max(self.memory - state_bytes, 0)
+        state_bytes = state_arrays * 8 * n + n  # float64 arrays and the change flags
         per_arc = PREPARED_BYTES_PER_ARC + graph.cel_nbytes_per_arc()
+        self._csr_budget = self.memory // 4
+        free_device = self.backend.free_memory()
+        if free_device is None:
+            free = max(self.memory - state_bytes, 0)
+        else:
+            self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
+            if state_bytes > min(self.device_memory, free_device):
+                raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
+                                  f"but the budget is {human(min(self.device_memory, free_device))}")
+            self._csr_budget = self.device_memory // 4
+            free = max(self.device_memory - state_bytes - self._csr_budget, 0)
+            per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
         # A chunk in flight may take at most half of what is left; the rest caches chunks.
         chunk = max(1, min(graph.chunk_arcs, (free // 2) // per_arc))
         self.chunk_arcs = chunk
         self.bounds = [(a, min(a + chunk, arcs)) for a in range(0, arcs, chunk)]
         self.cache = ResidentCache(free - chunk * per_arc)
+        # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
+        # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
+        self.host_cache = None if free_device is None else ResidentCache(self.memory)
         self.stats = Stats()
         offsets, bsrc, bdst = graph.blocks
         self._block_offsets = np.asarray(offsets, np.int64)
@@ -84,24 +117,34 @@ class Engine:
         last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
         self._chunk_src = [np.unique(self._block_src[f:l]) for f, l in zip(first, last)]
         self._csr = {}
-        self._csr_budget = self.memory // 4
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
     # -- streaming ------------------------------------------------------------------------------
-    def _load(self, i):
+    def _raw(self, i) -> "RawChunk":
+        """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a GPU)."""
         start, stop = self.bounds[i]
+        layout, src, dst, w = self.graph.read_cel(start, stop, getattr(self.backend.kernels, "empty_host", None))
+        raw = RawChunk(layout, src, dst, w)
+        self.stats.bytes_read += raw.nbytes
+        return raw
+
+    def _load(self, i):
         t = time.perf_counter()
-        layout, src, dst, w = self.graph.read_cel(start, stop)
-        self.stats.bytes_read += src.nbytes + dst.nbytes + (0 if w is None else w.nbytes)
-        size = self.graph.interval_size
+        if self.host_cache is None:
+            raw = self._raw(i)
+        else:
+            raw, _ = self.host_cache.get(i, lambda: self._raw(i))
+            self.stats.bytes_to_device += raw.nbytes
+        layout, size = raw.layout, self.graph.interval_size
         if layout.lengths.size:
             dst_lo = int(layout.dst_interval[0]) * size
             dst_hi = min((int(layout.dst_interval[-1]) + 1) * size, self.graph.num_vertices)
         else:
             dst_lo = dst_hi = 0
-        batch = self.backend.kernels.prepare(src, dst, w, layout.src_interval * size, layout.dst_interval * size,
-                                             layout.lengths, dst_lo, dst_hi, self.graph.num_vertices)
+        batch = self.backend.kernels.prepare(raw.src, raw.dst, raw.weight, layout.src_interval * size,
+                                             layout.dst_interval * size, layout.lengths, dst_lo, dst_hi,
+                                             self.graph.num_vertices)
         self.stats.seconds_reading += time.perf_counter() - t
         return batch
 
@@ -178,8 +221,7 @@ class Engine:
                 dev_frontier = xp.asarray(frontier)
                 for side in sides:
                     indptr, indices, w, _ = self.csr(side)
-                    k.advance_min(indptr, indices, w if side == "out" or plus is not None else None,
-                                  dev_frontier, state, plus, changed)
+                    k.advance_min(indptr, indices, w, dev_frontier, state, plus, changed)
             else:
                 active = self._active_intervals(self._flag(frontier))
                 for batch in self.batches(None if reverse else active):

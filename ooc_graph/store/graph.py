@@ -142,14 +142,29 @@ class Graph:
         return (self._read(F.CSR.format(side=side, part="indptr")),
                 self._read(F.CSR.format(side=side, part="indices")), w)
 
-    def read_cel(self, start: int, stop: int):
-        """Arcs [start, stop) of the CEL: ``(layout, src_local, dst_local, weight-or-None)``."""
+    def read_cel(self, start: int, stop: int, empty=None):
+        """Arcs [start, stop) of the CEL: ``(layout, src_local, dst_local, weight-or-None)``.
+
+        ``empty(shape, dtype)`` allocates the output arrays (e.g. in pinned memory); the data is
+        read straight into them.
+        """
         offsets, bsrc, bdst = self.blocks
         layout = chunk_layout(offsets, bsrc, bdst, start, stop)
-        src = self._read(F.CEL_SRC, slice(start, stop))
-        dst = self._read(F.CEL_DST, slice(start, stop))
-        w = self._read(F.CEL_WEIGHT, slice(start, stop)) if self.weighted else None
-        return layout, src, dst, w
+        names = (F.CEL_SRC, F.CEL_DST) + ((F.CEL_WEIGHT,) if self.weighted else ())
+        out = []
+        for name in names:
+            if empty is None:
+                out.append(self._read(name, slice(start, stop)))
+                continue
+            ds = self._h5[name]
+            arr = empty((stop - start,), ds.dtype)
+            try:
+                if stop > start:
+                    ds.read_direct(arr, np.s_[start:stop])
+            except OSError as err:
+                raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
+            out.append(arr)
+        return layout, out[0], out[1], (out[2] if self.weighted else None)
 
     def cel_nbytes_per_arc(self) -> int:
         n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize

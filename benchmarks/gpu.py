@@ -1,0 +1,152 @@
+"""GPU benchmarks (run on the GPU machine): bus and memory ceilings, in-memory PageRank against
+cupyx CSR SpMV, streaming PageRank under a device budget, traversal times.
+
+    python benchmarks/gpu.py --scale 22 --out results/      # writes gpu-rmat<scale>.json there
+
+Every figure is printed with the command that produced it; nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+
+import ooc_graph
+from ooc_graph.engine import Engine
+
+
+def timed(fn, repeat=10, warmup=2):
+    """Median seconds of ``fn`` on the device (events around each call)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) / 1e3)
+    return float(np.median(times))
+
+
+def ceilings():
+    nbytes = 1 << 30
+    pinned = cp.cuda.alloc_pinned_memory(nbytes)
+    host = np.frombuffer(pinned, dtype=np.uint8, count=nbytes)
+    host[:] = 1
+    dev = cp.empty(nbytes, dtype=np.uint8)
+    h2d = timed(lambda: dev.set(host), repeat=5)
+    pageable = np.ones(nbytes, dtype=np.uint8)
+    h2d_pageable = timed(lambda: dev.set(pageable), repeat=3)
+    other = cp.empty_like(dev)
+    d2d = timed(lambda: other.__setitem__(slice(None), dev), repeat=5)
+    return {"pinned_h2d_GBps": nbytes / h2d / 1e9, "pageable_h2d_GBps": nbytes / h2d_pageable / 1e9,
+            "d2d_GBps_read_plus_write": 2 * nbytes / d2d / 1e9}
+
+
+def pagerank_in_memory(G):
+    """ms per PageRank iteration (pull-sum pass + vector update) with every chunk resident."""
+    import cupyx.scipy.sparse as csp
+    e = Engine(G, device="gpu", state_arrays=5)
+    n = G.num_vertices
+    x = cp.random.random(n)
+    e.pull_sum(x)  # loads (and caches) every chunk
+    ours = timed(lambda: e.pull_sum(x))
+    indptr, indices, _ = G.csr("in")
+    A = csp.csr_matrix((cp.ones(len(indices), dtype=cp.float64), cp.asarray(indices), cp.asarray(indptr)),
+                       shape=(n, n))
+    spmv = timed(lambda: A @ x)
+    t = time.perf_counter()
+    r = ooc_graph.pagerank(G, device="gpu", mode="graphalytics", max_iter=20)
+    wall = time.perf_counter() - t
+    return {"pull_sum_ms": ours * 1e3, "cupyx_csr_spmv_ms": spmv * 1e3, "ratio": ours / spmv,
+            "pagerank_20_iterations_seconds_incl_load": wall, "arcs": G.num_arcs,
+            "cached_chunks": len(e.cache), "chunks": len(e.bounds), "result_iterations": r.iterations}
+
+
+def pagerank_streaming(G, fraction):
+    """Pull-sum passes with the device cache holding ``fraction`` of the decoded CEL."""
+    n = G.num_vertices
+    state = (5 * 8 + 1) * n
+    decoded = 8 * G.num_arcs
+    e = Engine(G, device="gpu", state_arrays=5, device_memory=int(state + fraction * decoded / 0.75) + (64 << 20))
+    x = cp.random.random(n)
+    e.pull_sum(x)  # first pass fills the pinned host cache and the resident device region
+    cp.cuda.Device().synchronize()
+    before = e.stats.bytes_to_device
+    passes = 5
+    t = time.perf_counter()
+    for _ in range(passes):
+        e.pull_sum(x)
+    cp.cuda.Device().synchronize()
+    seconds = (time.perf_counter() - t) / passes
+    moved = (e.stats.bytes_to_device - before) / passes
+    return {"device_cache_fraction": fraction, "cached_chunks": len(e.cache), "chunks": len(e.bounds),
+            "bytes_streamed_per_pass": moved, "bytes_per_arc_streamed": moved / G.num_arcs,
+            "seconds_per_pass": seconds, "effective_GBps": moved / seconds / 1e9}
+
+
+def traversals(G, label):
+    out = {}
+    src = int(np.argmax(G.out_degree))
+    for name, fn in (("bfs", lambda: ooc_graph.bfs(G, src, device="gpu")),
+                     ("sssp", lambda: ooc_graph.sssp(G, src, device="gpu")),
+                     ("wcc", lambda: ooc_graph.wcc(G, device="gpu"))):
+        fn()  # warm: compile kernels
+        r = fn()
+        out[name] = {"seconds": r.seconds, "iterations": r.iterations, "advances": r.stats["advances"],
+                     "arcs_processed": r.stats["arcs_processed"], "GTEPS_graph_arcs": G.num_arcs / r.seconds / 1e9}
+        print(f"{label} {r.summary()}", flush=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=int, default=22)
+    ap.add_argument("--edge-factor", type=int, default=16)
+    ap.add_argument("--work", default="/tmp/ooc-gpu-bench")
+    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--road", default=None, help="a road graph (.gr.xz) to time traversals on")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    res = {"command": " ".join(["python"] + sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+           "device": props["name"].decode(), "sms": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
+           "cupy": cp.__version__, "host_cpus": os.cpu_count(), "python": platform.python_version()}
+    res["ceilings"] = ceilings()
+    print(json.dumps(res["ceilings"]), flush=True)
+    t = time.perf_counter()
+    G = ooc_graph.generate.rmat(work / f"rmat{a.scale}.h5", a.scale, a.edge_factor, seed=1, weighted=True,
+                                progress=False)
+    res["rmat"] = {"scale": a.scale, "edge_factor": a.edge_factor, "vertices": G.num_vertices, "arcs": G.num_arcs,
+                   "generate_seconds": time.perf_counter() - t, "cel_bytes_per_arc": G.cel_nbytes_per_arc()}
+    print(repr(G), res["rmat"]["generate_seconds"], flush=True)
+    # PageRank ignores weights: time it on the unweighted CEL bytes by an unweighted copy.
+    U = ooc_graph.generate.rmat(work / f"rmat{a.scale}u.h5", a.scale, a.edge_factor, seed=1, progress=False)
+    res["pagerank_in_memory"] = pagerank_in_memory(U)
+    print(json.dumps(res["pagerank_in_memory"]), flush=True)
+    res["pagerank_streaming"] = [pagerank_streaming(U, f) for f in (0.25, 0.0)]
+    print(json.dumps(res["pagerank_streaming"]), flush=True)
+    res["pinned_limit_fraction"] = res["pagerank_streaming"][0]["effective_GBps"] / res["ceilings"]["pinned_h2d_GBps"]
+    res["traversals_rmat"] = traversals(G, "rmat")
+    if a.road:
+        R = ooc_graph.convert(a.road, work / "road.h5", progress=False)
+        res["traversals_road"] = {"graph": Path(a.road).name, **traversals(R, "road")}
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"gpu-rmat{a.scale}.json").write_text(json.dumps(res, indent=2) + "\n")
+    print(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""GPU (CuPy) operators, the same functions and signatures as :mod:`.cpu`.
+
+A batch holds one chunk's arcs on the device as global int32 ids (decoded on the device from the
+narrow local ids that were transferred) plus the weights in their stored type. Kernels come from
+``gpu_kernels.cu``, compiled lazily and memoised per device; all launches go to CuPy's current
+stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+
+_SOURCE = Path(__file__).with_name("gpu_kernels.cu")
+_THREADS = 256
+_LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
+          np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
+_WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+
+@cp.memoize(for_each_device=True)
+def _module():
+    names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
+             + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent") for t in _WEIGHT.values()]
+             + ["ooc_graph_pull_sum", "ooc_graph_reverse_min", "ooc_graph_scatter_min"])
+    return cp.RawModule(code=_SOURCE.read_text(), options=("-std=c++14",), name_expressions=names)
+
+
+def _kernel(name):
+    return _module().get_function(name)
+
+
+def _launch(name, m, args):
+    if m:
+        _kernel(name)(((m + _THREADS - 1) // _THREADS,), (_THREADS,), args)
+
+
+@dataclass
+class Batch:
+    dst_lo: int
+    dst_hi: int
+    src: cp.ndarray                # int32 global ids
+    dst: cp.ndarray
+    weight: cp.ndarray | None      # stored type (float32 or float64)
+
+    @property
+    def num_arcs(self) -> int:
+        return int(self.src.size)
+
+    @property
+    def nbytes(self) -> int:
+        return self.src.nbytes + self.dst.nbytes + (0 if self.weight is None else self.weight.nbytes)
+
+    def _w(self):
+        w = self.weight if self.weight is not None else _dummy()
+        return w, int(self.weight is not None), _WEIGHT[w.dtype]
+
+
+@cp.memoize(for_each_device=True)
+def _dummy():
+    return cp.zeros(1, dtype=np.float32)
+
+
+class _Slot:
+    """Device staging buffers for one chunk in flight, reusable once ``done`` has fired."""
+
+    def __init__(self):
+        self.buffers: dict = {}
+        self.done = None
+        self.host = None  # keeps the (pinned) host arrays alive until their copy has finished
+
+    def buffer(self, name, nbytes):
+        buf = self.buffers.get(name)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self.buffers[name] = cp.empty(max(nbytes, 1), dtype=np.uint8)
+        return buf
+
+
+class _Stager:
+    """A ring of staging slots and a copy stream: the copy of chunk i+1 runs while chunk i's
+    kernels run on the compute stream; events order copy → decode → slot reuse."""
+
+    SLOTS = 3
+
+    def __init__(self):
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.slots = [_Slot() for _ in range(self.SLOTS)]
+        self.next = 0
+        self.bytes_copied = 0
+
+    def upload(self, arrays: dict):
+        """Device views of the host ``arrays`` (copied on the copy stream), and the slot."""
+        slot = self.slots[self.next]
+        self.next = (self.next + 1) % self.SLOTS
+        compute = cp.cuda.get_current_stream()
+        if slot.done is not None:
+            self.stream.wait_event(slot.done)
+        out = {}
+        with self.stream:
+            for name, host in arrays.items():
+                buf = slot.buffer(name, host.nbytes)
+                view = buf[:host.nbytes].view(host.dtype)
+                view.set(host, stream=self.stream)
+                out[name] = view
+                self.bytes_copied += host.nbytes
+        compute.wait_event(self.stream.record())
+        slot.host = arrays
+        return out, slot
+
+
+@cp.memoize(for_each_device=True)
+def _stager():
+    return _Stager()
+
+
+def bytes_copied() -> int:
+    """Bytes sent host→device by :func:`prepare` on the current device so far."""
+    return _stager().bytes_copied
+
+
+def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:
+    """Copy one chunk's local ids (and weights) to the device and decode them to global ids.
+
+    Host arrays in pinned memory copy at full bus speed and asynchronously; the decoded arrays
+    belong to the compute stream, the staging slot is released by an event after the decode.
+    """
+    m = int(src_local.size)
+    starts = np.zeros(len(lengths), np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    table = np.concatenate([starts, np.asarray(src_base, np.int64), np.asarray(dst_base, np.int64)])
+    host = {"src": src_local, "dst": dst_local, "table": table}
+    if weight is not None:
+        host["w"] = weight
+    dev, slot = _stager().upload(host)
+    nb = len(lengths)
+    src = cp.empty(m, dtype=np.int32)
+    dst = cp.empty(m, dtype=np.int32)
+    t = dev["table"]
+    _launch(f"ooc_graph_decode<{_LOCAL[src_local.dtype]}>", m,
+            (dev["src"], dev["dst"], t[:nb], t[nb:2 * nb], t[2 * nb:], np.int32(nb), src, dst, np.int64(m)))
+    w = None if weight is None else dev["w"].copy()
+    slot.done = cp.cuda.get_current_stream().record()
+    return Batch(int(dst_lo), int(dst_hi), src, dst, w)
+
+
+def empty_host(shape, dtype):
+    """A pinned host array, so that reads from the store land where the copy engine reads."""
+    import cupyx
+    return cupyx.empty_pinned(shape, dtype=dtype)
+
+
+def pull_sum(batch: Batch, x, out) -> None:
+    _launch("ooc_graph_pull_sum", batch.num_arcs, (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
+
+
+def _plus(plus):
+    return np.float64(0.0 if plus is None else plus)
+
+
+def relax_min(batch: Batch, state, plus, changed) -> None:
+    w, use_w, wt = batch._w()
+    _launch(f"ooc_graph_relax_min<{wt}>", batch.num_arcs,
+            (batch.src, batch.dst, w, np.int32(use_w and plus is None), _plus(plus), state.view(cp.uint64),
+             changed, np.int64(batch.num_arcs)))
+
+
+def reverse_min(batch: Batch, state, changed) -> None:
+    _launch("ooc_graph_reverse_min", batch.num_arcs,
+            (batch.src, batch.dst, state.view(cp.uint64), changed, np.int64(batch.num_arcs)))
+
+
+def tight_parent(batch: Batch, dist, plus, parent, resolved) -> None:
+    w, use_w, wt = batch._w()
+    res = resolved if resolved is not None else _dummy().view(cp.uint8)
+    _launch(f"ooc_graph_tight_parent<{wt}>", batch.num_arcs,
+            (batch.src, batch.dst, w, np.int32(use_w and plus is None), _plus(plus), dist, parent,
+             res.view(cp.uint8), np.int32(resolved is None), np.int64(batch.num_arcs)))
+
+
+def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> None:
+    """Frontier advance over a device CSR (weights as float64 or None)."""
+    start = indptr[frontier]
+    deg = indptr[frontier + 1] - start
+    ends = cp.cumsum(deg)
+    total = int(ends[-1]) if ends.size else 0  # device→host: the size of the expansion
+    if not total:
+        return
+    j = cp.arange(total, dtype=np.int64)
+    owner = cp.searchsorted(ends, j, side="right")
+    pos = j - (ends[owner] - deg[owner]) + start[owner]
+    v = indices[pos].astype(np.int64)
+    cand = state[frontier[owner]]
+    cand = cand + (weights[pos] if plus is None else np.float64(plus)) if (plus is None or plus) else cand
+    _launch("ooc_graph_scatter_min", total, (v, cand, state.view(cp.uint64), changed, np.int64(total)))
