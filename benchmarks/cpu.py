@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -133,7 +132,8 @@ def road(a):
     G = ooc_graph.convert(a.graph, store, progress=False)
     res = {"graph": Path(a.graph).name, "num_vertices": G.num_vertices, "num_edges": G.num_edges,
            "convert_seconds": time.perf_counter() - t}
-    for name, fn in (("bfs", lambda: ooc_graph.bfs(G, 0, device="cpu")), ("wcc", lambda: ooc_graph.wcc(G, device="cpu"))):
+    for name, fn in (("bfs", lambda: ooc_graph.bfs(G, 0, device="cpu")),
+                     ("wcc", lambda: ooc_graph.wcc(G, device="cpu"))):
         r = fn()
         res[name] = {"seconds": r.seconds, "iterations": r.iterations, "arcs_processed": r.stats["arcs_processed"],
                      "chunks_skipped": r.stats["chunks_skipped"], "chunks_processed": r.stats["chunks_processed"]}

@@ -79,14 +79,26 @@ def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray) -> Non
     changed[v] = 1
 
 
-def reverse_min(batch: Batch, state: np.ndarray, changed: np.ndarray) -> None:
-    """``state[u] = min(state[u], state[v])`` for every arc u→v (the other direction of WCC)."""
+def _roots(parent: np.ndarray, x: np.ndarray) -> np.ndarray:
+    r = parent[x]
+    while True:
+        up = parent[r]
+        if np.array_equal(up, r):
+            return r
+        r = up
+
+
+def hook_min(batch: Batch, parent: np.ndarray, changed: np.ndarray) -> None:
+    """For every arc u→v whose trees differ, hang the larger root under the smaller one
+    (``parent[max] = min``); ``changed[0] = 1`` if any arc did. Pointers only ever decrease."""
     if not batch.num_arcs:
         return
-    src = batch.matrix.indices
-    before = state[src]
-    np.minimum.at(state, src, state[batch.dst()])
-    changed[src[state[src] < before]] = 1
+    ru = _roots(parent, batch.matrix.indices)
+    rv = _roots(parent, batch.dst())
+    differ = ru != rv
+    if differ.any():
+        np.minimum.at(parent, np.maximum(ru, rv)[differ], np.minimum(ru, rv)[differ])
+        changed[0] = 1
 
 
 def tight_parent(batch: Batch, dist: np.ndarray, plus, parent: np.ndarray, resolved) -> None:

@@ -24,8 +24,9 @@ _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 @cp.memoize(for_each_device=True)
 def _module():
     names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
-             + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent") for t in _WEIGHT.values()]
-             + ["ooc_graph_pull_sum", "ooc_graph_reverse_min", "ooc_graph_scatter_min"])
+             + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent", "advance_min")
+                for t in _WEIGHT.values()]
+             + ["ooc_graph_pull_sum", "ooc_graph_hook_min"])
     return cp.RawModule(code=_SOURCE.read_text(), options=("-std=c++14",), name_expressions=names)
 
 
@@ -167,9 +168,8 @@ def relax_min(batch: Batch, state, plus, changed) -> None:
              changed, np.int64(batch.num_arcs)))
 
 
-def reverse_min(batch: Batch, state, changed) -> None:
-    _launch("ooc_graph_reverse_min", batch.num_arcs,
-            (batch.src, batch.dst, state.view(cp.uint64), changed, np.int64(batch.num_arcs)))
+def hook_min(batch: Batch, parent, changed) -> None:
+    _launch("ooc_graph_hook_min", batch.num_arcs, (batch.src, batch.dst, parent, changed, np.int64(batch.num_arcs)))
 
 
 def tight_parent(batch: Batch, dist, plus, parent, resolved) -> None:
@@ -181,17 +181,9 @@ def tight_parent(batch: Batch, dist, plus, parent, resolved) -> None:
 
 
 def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> None:
-    """Frontier advance over a device CSR (weights as float64 or None)."""
-    start = indptr[frontier]
-    deg = indptr[frontier + 1] - start
-    ends = cp.cumsum(deg)
-    total = int(ends[-1]) if ends.size else 0  # device→host: the size of the expansion
-    if not total:
-        return
-    j = cp.arange(total, dtype=np.int64)
-    owner = cp.searchsorted(ends, j, side="right")
-    pos = j - (ends[owner] - deg[owner]) + start[owner]
-    v = indices[pos].astype(np.int64)
-    cand = state[frontier[owner]]
-    cand = cand + (weights[pos] if plus is None else np.float64(plus)) if (plus is None or plus) else cand
-    _launch("ooc_graph_scatter_min", total, (v, cand, state.view(cp.uint64), changed, np.int64(total)))
+    """Frontier advance over a device CSR (weights float64 or None), one warp per frontier vertex."""
+    nf = int(frontier.size)
+    w = weights if weights is not None else _dummy()
+    _launch(f"ooc_graph_advance_min<{_WEIGHT[w.dtype]}>", 32 * nf,
+            (indptr, indices, w, np.int32(weights is not None and plus is None), _plus(plus), frontier,
+             np.int64(nf), state.view(cp.uint64), changed))

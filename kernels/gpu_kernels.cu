@@ -65,26 +65,47 @@ __global__ void ooc_graph_relax_min(const int* __restrict__ src, const int* __re
     if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
 }
 
-// state[u] = min(state[u], state[v]) over arcs u->v (the reverse direction for WCC).
-__global__ void ooc_graph_reverse_min(const int* __restrict__ src, const int* __restrict__ dst,
-                                      unsigned long long* state, unsigned char* __restrict__ changed,
-                                      const long long m) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const unsigned long long c = state[dst[i]];
-    const int u = src[i];
-    if (c < state[u] && c < atomicMin(&state[u], c)) changed[u] = 1;
+// Frontier advance over a CSR, one warp per frontier vertex u: for each arc u->v,
+// state[v] = min(state[v], state[u] + w); changed[v] = 1 where it dropped.
+template <typename W>
+__global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                      const W* __restrict__ w, const int use_w, const double plus,
+                                      const long long* __restrict__ frontier, const long long nf,
+                                      unsigned long long* state, unsigned char* __restrict__ changed) {
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (warp >= nf) return;
+    const long long u = frontier[warp];
+    const double su = __longlong_as_double((long long)state[u]);
+    if (su == OOC_INF) return;
+    const long long end = indptr[u + 1];
+    for (long long j = indptr[u] + lane; j < end; j += 32) {
+        const double cand = su + (use_w ? (double)w[j] : plus);
+        const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
+        const int v = indices[j];
+        if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+    }
 }
 
-// state[v[j]] = min(state[v[j]], cand[j]) for a list of candidates (the frontier advance).
-__global__ void ooc_graph_scatter_min(const long long* __restrict__ v, const double* __restrict__ cand,
-                                      unsigned long long* state, unsigned char* __restrict__ changed,
-                                      const long long m) {
-    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= m) return;
-    const unsigned long long c = (unsigned long long)__double_as_longlong(cand[j]);
-    const long long t = v[j];
-    if (c < state[t] && c < atomicMin(&state[t], c)) changed[t] = 1;
+// The root of x's tree. Pointers only decrease (parent[x] <= x), so the walk ends.
+__device__ __forceinline__ long long ooc_root(const long long* parent, long long x) {
+    long long p = parent[x];
+    while (p != x) { x = p; p = parent[x]; }
+    return x;
+}
+
+// Hooking for connected components: for an arc whose endpoints have different roots, hang the
+// larger root under the smaller (atomicMin keeps the smallest offer); changed[0] = 1 if any did.
+__global__ void ooc_graph_hook_min(const int* __restrict__ src, const int* __restrict__ dst,
+                                   long long* parent, unsigned char* __restrict__ changed,
+                                   const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const long long ru = ooc_root(parent, src[i]);
+    const long long rv = ooc_root(parent, dst[i]);
+    if (ru == rv) return;
+    const long long hi = ru > rv ? ru : rv, lo = ru > rv ? rv : ru;
+    if (lo < atomicMin(&parent[hi], lo)) changed[0] = 1;
 }
 
 // parent[v] = min(parent[v], u) over tight arcs u->v (dist[u] + w == dist[v], u != v); strict:

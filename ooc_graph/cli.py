@@ -153,7 +153,7 @@ def _info(G, as_json):
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING, format="%(name)s: %(message)s")
-    from . import convert, generate, open as open_graph
+    from . import convert, open as open_graph
     try:
         if a.command == "info":
             with open_graph(a.store) as G:

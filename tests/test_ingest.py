@@ -258,7 +258,8 @@ def test_missing_file_and_unknown_format(tmp_path):
 def test_ldbc_edge_to_unknown_vertex(tmp_path):
     (tmp_path / "g.v").write_text("1\n2\n")
     (tmp_path / "g.e").write_text("1 2\n2 3\n")
-    with pytest.raises(InputError, match=r"g.e, line 2: edge refers to a vertex that is not in the vertex list \(got 3\)"):
+    message = r"g.e, line 2: edge refers to a vertex that is not in the vertex list \(got 3\)"
+    with pytest.raises(InputError, match=message):
         ooc_graph.convert(tmp_path / "g.e", tmp_path / "o.h5", progress=False)
 
 

@@ -1,8 +1,6 @@
-"""Weakly connected components by min-label propagation over the CEL."""
+"""Weakly connected components by hooking and pointer jumping over the CEL."""
 
 from __future__ import annotations
-
-import numpy as np
 
 from ._common import Run
 from ._result import WCCResult
@@ -26,11 +24,9 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     [0, 0, 2, 2]
     """
     run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=2)
-    g, eng, xp = run.graph, run.engine, run.engine.backend.xp
-    label = xp.arange(g.num_vertices, dtype=np.float64)
-    # Directed graphs need both directions; a symmetric store holds both arcs already.
-    passes = eng.propagate_min(label, plus=0.0, frontier=np.arange(g.num_vertices), reverse=g.directed)
-    ids = eng.backend.to_host(label).astype(np.int64)
+    g, eng = run.graph, run.engine
+    root, passes = eng.hook_components()  # arcs join trees whatever their direction
+    ids = eng.backend.to_host(root)
     if g.labels is not None:
         ids = g.labels[ids]
     return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=ids)

@@ -1,7 +1,8 @@
 """The engine: streams CEL chunks through a backend's kernels in bulk-synchronous passes.
 
-Algorithms are small programs on three operators: ``pull_sum`` (one pass of a sum over in-arcs),
-``propagate_min`` (min-relaxation to a fixed point) and ``tight_parents`` (a shortest-path tree).
+Algorithms are small programs on four operators: ``pull_sum`` (one pass of a sum over in-arcs),
+``propagate_min`` (min-relaxation to a fixed point), ``tight_parents`` (a shortest-path tree) and
+``hook_components`` (connected components by hooking and pointer jumping).
 The engine owns the loop, chunking, the cache, selective scheduling (skipping chunks whose source
 intervals hold no changed vertex) and the per-iteration choice between an edge-centric pass over
 the CEL and a frontier advance over the CSR (Gunrock/GSWITCH: cheap when few vertices changed).
@@ -115,8 +116,9 @@ class Engine:
         # Source intervals present in each chunk, for selective scheduling.
         first = np.searchsorted(self._block_offsets, [a for a, _ in self.bounds], side="right") - 1
         last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
-        self._chunk_src = [np.unique(self._block_src[f:l]) for f, l in zip(first, last)]
+        self._chunk_src = [np.unique(self._block_src[f:e]) for f, e in zip(first, last)]
         self._csr = {}
+        self._degree = None
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
@@ -161,13 +163,6 @@ class Engine:
             self.stats.arcs_processed += batch.num_arcs
             yield batch
 
-    def _active_intervals(self, changed) -> np.ndarray:
-        """Per-interval "holds a changed vertex" mask (host) from the per-vertex change flags."""
-        flags = self.backend.to_host(changed)
-        if not flags.size:
-            return np.zeros(self._k, dtype=bool)
-        return np.maximum.reduceat(flags, np.asarray(self.graph.intervals[:-1])).astype(bool)
-
     def csr(self, side: str):
         """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
         if side not in self._csr:
@@ -194,48 +189,65 @@ class Engine:
         self.stats.seconds_computing += time.perf_counter() - t
         return y
 
-    def propagate_min(self, state, *, plus, frontier, reverse: bool = False) -> int:
+    def propagate_min(self, state, *, plus, frontier) -> int:
         """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
         arc weight, else that constant) until nothing changes, starting from the vertices in
-        ``frontier`` (host array of ids); ``reverse`` also relaxes ``state[u]`` from ``state[v]``.
+        ``frontier``. Returns the number of iterations.
 
         Each iteration is either an edge-centric pass over the chunks whose source intervals hold a
         changed vertex, or — when the changed vertices have few arcs and the CSR fits in the budget
-        — a frontier advance over the CSR. Returns the number of iterations.
+        — a frontier advance over the CSR. The frontier stays on the device; each iteration syncs
+        two scalars (its size and its arc count) and, for a pass, its intervals.
         """
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
-        n = g.num_vertices
-        degree = g.out_degree + (g.in_degree if reverse else 0)
-        frontier = np.asarray(frontier, dtype=np.int64)
-        changed = xp.zeros(n, dtype=np.uint8)
+        if self._degree is None:
+            self._degree = xp.asarray(g.out_degree)
+        frontier = xp.asarray(np.asarray(frontier, dtype=np.int64))
+        changed = xp.zeros(g.num_vertices, dtype=np.uint8)
         iterations = 0
         t = time.perf_counter()
         while frontier.size:
             iterations += 1
-            changed[:] = 0
-            sides = ("out", "in") if reverse else ("out",)
-            use_csr = degree[frontier].sum() < ADVANCE_FRACTION * g.num_arcs and \
-                all(self.csr(s) is not None for s in sides)
-            if use_csr:
+            changed.fill(0)
+            arcs = int(self._degree[frontier].sum())
+            if arcs < ADVANCE_FRACTION * g.num_arcs and self.csr("out") is not None:
                 self.stats.advances += 1
-                dev_frontier = xp.asarray(frontier)
-                for side in sides:
-                    indptr, indices, w, _ = self.csr(side)
-                    k.advance_min(indptr, indices, w, dev_frontier, state, plus, changed)
+                self.stats.arcs_processed += arcs
+                indptr, indices, w, _ = self.csr("out")
+                k.advance_min(indptr, indices, w, frontier, state, plus, changed)
             else:
-                active = self._active_intervals(self._flag(frontier))
-                for batch in self.batches(None if reverse else active):
+                active = np.zeros(self._k, dtype=bool)
+                active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
+                for batch in self.batches(active):
                     k.relax_min(batch, state, plus, changed)
-                    if reverse:
-                        k.reverse_min(batch, state, changed)
-            frontier = np.flatnonzero(self.backend.to_host(changed))  # one device→host copy per iteration
+            frontier = xp.flatnonzero(changed)
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
 
-    def _flag(self, vertices):
-        flags = np.zeros(self.graph.num_vertices, dtype=np.uint8)
-        flags[vertices] = 1
-        return flags
+    def hook_components(self):
+        """Connected components by hooking and pointer jumping (Gunrock CC): each pass hangs the
+        larger root of every arc's two trees under the smaller, then every vertex jumps to its root.
+        Pointers only decrease, so the root of a component is its smallest vertex. Arcs count in
+        both directions. Returns (root of every vertex, passes)."""
+        k, xp = self.backend.kernels, self.backend.xp
+        parent = xp.arange(self.graph.num_vertices, dtype=np.int64)
+        changed = xp.zeros(1, dtype=np.uint8)
+        passes = 0
+        t = time.perf_counter()
+        while self.graph.num_arcs:
+            passes += 1
+            changed.fill(0)
+            for batch in self.batches():
+                k.hook_min(batch, parent, changed)
+            while True:  # pointer jumping, in memory: trees become stars
+                up = parent[parent]
+                if bool((up == parent).all()):
+                    break
+                parent[:] = up
+            if not int(changed[0]):
+                break
+        self.stats.seconds_computing += time.perf_counter() - t
+        return parent, passes
 
     def tight_parents(self, dist, *, plus, root: int):
         """A shortest-path tree of ``dist``: parent[v] is the smallest u with dist[u] + w == dist[v].

@@ -11,7 +11,7 @@ import numpy as np
 from ooc_graph.errors import InputError, ParameterError
 
 from .builder import GraphBuilder
-from .formats import READERS, Source, array_source, detect_format
+from .formats import READERS, array_source, detect_format
 
 __all__ = ["convert", "GraphBuilder", "READERS"]
 log = logging.getLogger("ooc_graph.ingest")

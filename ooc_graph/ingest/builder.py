@@ -127,7 +127,8 @@ class GraphBuilder:
         src = np.asarray(src)
         dst = np.asarray(dst)
         if src.shape != dst.shape or src.ndim != 1:
-            raise InputError(f"source and destination arrays must be 1-D of one length (got {src.shape} and {dst.shape})")
+            raise InputError("source and destination arrays must be 1-D of one length "
+                             f"(got {src.shape} and {dst.shape})")
         for arr in (src, dst):
             if arr.dtype.kind not in "iu":
                 raise InputError(f"vertex ids must be integers (got dtype {arr.dtype})")
@@ -141,7 +142,7 @@ class GraphBuilder:
                 raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
             bad = ~np.isfinite(weight)
             if bad.any():
-                self._fail(f"weight is not a finite number", bad, weight, locate)
+                self._fail("weight is not a finite number", bad, weight, locate)
         if src.size == 0:
             return
         if self.labels is not None:

@@ -226,7 +226,8 @@ def _binary(width: int):
             with open(path, "rb") as f:  # plain reads: a memory map's pages would count as ours
                 for a in range(0, pairs, step):
                     block = np.fromfile(f, dtype=dtype, count=2 * min(step, pairs - a)).reshape(-1, 2)
-                    yield block[:, 0].astype(np.int64), block[:, 1].astype(np.int64), None, (lambda i, a=a: (path, None))
+                    yield (block[:, 0].astype(np.int64), block[:, 1].astype(np.int64), None,
+                           (lambda i: (path, None)))
         return Source(chunks(), weighted=False, info={"pairs": pairs})
     read.__doc__ = f"Raw little-endian int{8 * width} pairs (src, dst), no header."
     return read
