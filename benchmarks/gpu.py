@@ -95,17 +95,31 @@ def pagerank_streaming(G, fraction):
             "seconds_per_pass": seconds, "effective_GBps": moved / seconds / 1e9}
 
 
+def warm_kernels(work):
+    """Compile every kernel once on a tiny graph, so no timing below includes NVRTC."""
+    T = ooc_graph.generate.rmat(work / "tiny.h5", 6, 4, weighted=True, progress=False)
+    for fn in (ooc_graph.pagerank, ooc_graph.wcc):
+        fn(T, device="gpu")
+    for fn in (ooc_graph.bfs, ooc_graph.sssp):
+        fn(T, 0, device="gpu")
+    T.close()
+
+
 def traversals(G, label):
+    """Cold: the first call on the open graph reads every chunk from the store; warm: the next call
+    finds them in the GPU cache, so it times the traversal alone."""
     out = {}
     src = int(np.argmax(G.out_degree))
     for name, fn in (("bfs", lambda: ooc_graph.bfs(G, src, device="gpu")),
                      ("sssp", lambda: ooc_graph.sssp(G, src, device="gpu")),
                      ("wcc", lambda: ooc_graph.wcc(G, device="gpu"))):
-        fn()  # warm: compile kernels
+        G.release()
+        cold = fn()
         r = fn()
-        out[name] = {"seconds": r.seconds, "iterations": r.iterations, "advances": r.stats["advances"],
+        out[name] = {"cold_seconds": cold.seconds, "cold_bytes_read": cold.bytes_read, "seconds": r.seconds,
+                     "iterations": r.iterations, "advances": r.stats["advances"],
                      "arcs_processed": r.stats["arcs_processed"], "GTEPS_graph_arcs": G.num_arcs / r.seconds / 1e9}
-        print(f"{label} {r.summary()}", flush=True)
+        print(f"{label} cold {cold.seconds:.3f} s; warm {r.summary()}", flush=True)
     return out
 
 
@@ -123,6 +137,7 @@ def main():
     res = {"command": " ".join(["python"] + sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
            "device": props["name"].decode(), "sms": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
            "cupy": cp.__version__, "host_cpus": os.cpu_count(), "python": platform.python_version()}
+    warm_kernels(work)
     res["ceilings"] = ceilings()
     print(json.dumps(res["ceilings"]), flush=True)
     t = time.perf_counter()

@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run_options(p):
     p.add_argument("--device", choices=DEVICES, default="auto")
     p.add_argument("--memory", help="host memory budget, e.g. 2GB")
+    p.add_argument("--device-memory", help="GPU memory budget, e.g. 20GB (default: 80%% of free memory)")
     p.add_argument("--out", help="also write the result arrays to this .npz file")
 
 
@@ -117,7 +118,7 @@ def _save_npz(result, path):
 
 def _run(a, G):
     fn = ALGORITHMS[a.algorithm]
-    kw = dict(memory=a.memory, device=a.device)
+    kw = dict(memory=a.memory, device=a.device, device_memory=a.device_memory)
     if a.algorithm == "pagerank":
         kw.update(alpha=a.alpha, tol=a.tol, max_iter=a.max_iter, mode=a.mode)
     if a.algorithm in ("bfs", "sssp"):
@@ -200,10 +201,10 @@ def _demo(a) -> int:
         G = generate.rmat(path, a.scale, a.edge_factor, seed=1, weighted=True, memory=a.memory)
         print(f"generated {G!r} in {time.perf_counter() - t:.2f} s; device: {device}")
         src = int(np.argmax(G.out_degree))
-        for r in (pagerank(G, memory=a.memory, device=a.device), bfs(G, src, memory=a.memory, device=a.device),
-                  sssp(G, src, memory=a.memory, device=a.device), wcc(G, memory=a.memory, device=a.device)):
+        kw = dict(memory=a.memory, device=a.device, device_memory=a.device_memory)
+        for r in (pagerank(G, **kw), bfs(G, src, **kw), sssp(G, src, **kw), wcc(G, **kw)):
             print(r.summary())
-        pr = pagerank(G, device=a.device)
+        pr = pagerank(G, **kw)
         top = np.argsort(pr.values)[::-1][:5]
         print("top PageRank vertices:", ", ".join(f"{v} ({pr.values[v]:.2e})" for v in top))
         G.close()

@@ -45,9 +45,15 @@ def test_cache_keeps_a_resident_region():
 
 
 def test_whole_graph_read_once_when_it_fits(graph):
-    r = ooc_graph.pagerank(graph, device="cpu", tol=1e-12, max_iter=50)
+    G = ooc_graph.open(graph.path)
+    r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=50)
     assert r.iterations > 3
-    assert r.bytes_read == graph.num_arcs * graph.cel_nbytes_per_arc()
+    assert r.bytes_read == G.num_arcs * G.cel_nbytes_per_arc()
+    again = ooc_graph.wcc(G, device="cpu")  # the open graph keeps its engine: nothing read again
+    assert again.bytes_read == 0 and again.stats["arcs_processed"] > 0
+    G.release()
+    assert ooc_graph.wcc(G, device="cpu").bytes_read == r.bytes_read
+    G.close()
 
 
 def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):

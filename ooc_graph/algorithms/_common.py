@@ -23,13 +23,28 @@ def check_positive_int(name, value):
         raise ParameterError(f"{name} must be a positive integer (got {value!r})")
 
 
+# The most per-vertex float64 arrays any algorithm keeps (PageRank), counted against the budgets.
+STATE_ARRAYS = 5
+
+
+def engine_for(graph: Graph, *, memory, device, device_memory) -> Engine:
+    """The graph's engine for these settings, made on first use and kept while the graph is open,
+    so the chunks one call cached (in host memory or on the GPU) serve the next call."""
+    key = (device, memory, device_memory)
+    engine = graph.engines.get(key)
+    if engine is None:
+        engine = graph.engines[key] = Engine(graph, memory=memory, device=device, device_memory=device_memory,
+                                             state_arrays=STATE_ARRAYS)
+    engine.reset_stats()
+    return engine
+
+
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, device_memory=None, state_arrays=4):
+    def __init__(self, G, *, memory, device, device_memory=None):
         self.graph = as_graph(G)
-        self.engine = Engine(self.graph, memory=memory, device=device, device_memory=device_memory,
-                             state_arrays=state_arrays)
+        self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory)
         self.t0 = time.perf_counter()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):

@@ -33,9 +33,10 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     mode : {"networkx", "graphalytics"}
         ``graphalytics`` follows the LDBC specification: fixed iterations, dangling mass spread
         evenly over all vertices, no personalization.
-    memory, device, store
-        Host budget, ``"cpu"``/``"gpu"``/``"auto"``, and whether (or under which name) to keep the
-        result in the store.
+    memory, device, device_memory, store
+        Host budget (``"4GB"``), ``"cpu"``/``"gpu"``/``"auto"``, GPU budget, and whether (or under
+        which name) to keep the result in the store. An open graph keeps its engine, and the chunks
+        it cached, between calls until ``G.release()`` or ``G.close()``.
 
     Examples
     --------
@@ -53,7 +54,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
     check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=5)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory)
     g, xp = run.graph, run.engine.backend.xp
     n = g.num_vertices
     if personalization is not None:

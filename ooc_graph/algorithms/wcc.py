@@ -13,7 +13,8 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     """Label every vertex with the smallest vertex id of its weakly connected component.
 
     Labels are original vertex ids when the store relabelled the input (they are then the smallest
-    original id of the component, since relabelling keeps the order).
+    original id of the component, since relabelling keeps the order). ``memory``, ``device``,
+    ``device_memory`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -23,7 +24,7 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     >>> ooc_graph.wcc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, state_arrays=2)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory)
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction
     ids = eng.backend.to_host(root)

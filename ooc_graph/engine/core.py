@@ -122,6 +122,17 @@ class Engine:
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
+    def reset_stats(self):
+        self.stats = Stats()
+
+    def release(self):
+        """Drop the cached chunks and CSR (host and device memory)."""
+        self.cache.clear()
+        if self.host_cache is not None:
+            self.host_cache.clear()
+        self._csr.clear()
+        self._degree = None
+
     # -- streaming ------------------------------------------------------------------------------
     def _raw(self, i) -> "RawChunk":
         """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a GPU)."""

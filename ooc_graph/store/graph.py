@@ -42,6 +42,7 @@ class Graph:
         except Exception:
             self._h5.close()
             raise
+        self.engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
 
     # -- header ---------------------------------------------------------------------------------
     def _check_header(self):
@@ -210,7 +211,14 @@ class Graph:
             self._h5 = h5py.File(self.path, "r")
 
     # -- lifetime -------------------------------------------------------------------------------
+    def release(self):
+        """Free the chunk caches kept between calls (host memory and GPU memory)."""
+        for engine in self.engines.values():
+            engine.release()
+        self.engines.clear()
+
     def close(self):
+        self.release()
         self._h5.close()
 
     def __enter__(self):
