@@ -153,6 +153,20 @@ def empty_host(shape, dtype):
     return cupyx.empty_pinned(shape, dtype=dtype)
 
 
+# Re-sort chunks that stay resident by destination: pull_sum then reduces long runs in the warp
+# instead of issuing one float64 atomic per arc. Streamed chunks keep the CEL order (no sort).
+SORT_RESIDENT = True
+
+
+def resident(batch: Batch) -> Batch:
+    """A batch about to be kept on the device for every pass, in its fastest layout."""
+    if not SORT_RESIDENT or batch.num_arcs < 2:
+        return batch
+    order = cp.argsort(batch.dst)  # CUB radix sort
+    return Batch(batch.dst_lo, batch.dst_hi, batch.src[order], batch.dst[order],
+                 None if batch.weight is None else batch.weight[order])
+
+
 def pull_sum(batch: Batch, x, out) -> None:
     _launch("ooc_graph_pull_sum", batch.num_arcs, (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
 

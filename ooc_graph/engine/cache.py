@@ -16,8 +16,9 @@ class ResidentCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key, load):
-        """The cached item for ``key``, or ``load()`` (kept if it fits). Returns (item, was_hit)."""
+    def get(self, key, load, admit=None):
+        """The cached item for ``key``, or ``load()`` (kept if it fits, after ``admit(item)``, which
+        may return a reworked item for the resident region). Returns (item, was_hit)."""
         item = self._items.get(key)
         if item is not None:
             self.hits += 1
@@ -26,6 +27,8 @@ class ResidentCache:
         item = load()
         size = item.nbytes
         if self.used + size <= self.budget:
+            if admit is not None:
+                item = admit(item)
             self._items[key] = item
             self.used += size
         return item, False

@@ -169,7 +169,7 @@ class Engine:
             if active_intervals is not None and not active_intervals[self._chunk_src[i]].any():
                 self.stats.chunks_skipped += 1
                 continue
-            batch, _ = self.cache.get(i, lambda i=i: self._load(i))
+            batch, _ = self.cache.get(i, lambda i=i: self._load(i), getattr(self.backend.kernels, "resident", None))
             self.stats.chunks_processed += 1
             self.stats.arcs_processed += batch.num_arcs
             yield batch
