@@ -110,17 +110,25 @@ def convert100m(a):
            "convert_seconds": seconds, "convert_edges_per_second": m / seconds,
            "convert_memory_budget": a.memory, "convert_peak_rss_bytes": rss_kb * 1024}
     for label, memory in (("in_memory", None), ("budget_" + a.memory, a.memory)):
+        # cold: the first call reads and prepares every chunk; steady: the next call on the open
+        # graph finds them cached (as every iteration after the first does).
+        cold = ooc_graph.pagerank(G, tol=1e-10, max_iter=200, device="cpu", memory=memory)
         r = ooc_graph.pagerank(G, tol=1e-10, max_iter=200, device="cpu", memory=memory)
-        res[f"pagerank_{label}"] = {"iterations": r.iterations, "seconds": r.seconds,
-                                    "ms_per_iteration": 1e3 * r.seconds / r.iterations, "bytes_read": r.bytes_read,
+        res[f"pagerank_{label}"] = {"iterations": r.iterations, "cold_seconds": cold.seconds,
+                                    "cold_ms_per_iteration": 1e3 * cold.seconds / cold.iterations,
+                                    "steady_ms_per_iteration": 1e3 * r.seconds / r.iterations,
+                                    "cold_bytes_read": cold.bytes_read, "steady_bytes_read": r.bytes_read,
                                     "chunks": r.stats["chunks"]}
-        print(label, r.summary(), flush=True)
+        print(label, "cold", cold.summary(), "| steady", r.summary(), flush=True)
+        G.release()
     ours = r.values
     ref, it, spmv = reference_pagerank(edges, G.num_vertices)
     res["scipy_reference_iterations"] = it
     res["scipy_spmv_ms"] = 1e3 * spmv
     res["pagerank_normalised_l1"] = float(np.abs(ours - ref).sum() / np.abs(ref).sum())
-    res["in_memory_ms_per_iteration_over_scipy_spmv"] = res["pagerank_in_memory"]["ms_per_iteration"] / (1e3 * spmv)
+    pr = res["pagerank_in_memory"]
+    res["steady_ms_per_iteration_over_scipy_spmv"] = pr["steady_ms_per_iteration"] / (1e3 * spmv)
+    res["cold_ms_per_iteration_over_scipy_spmv"] = pr["cold_ms_per_iteration"] / (1e3 * spmv)
     record(f"cpu-convert100m-{a.memory}", res)
 
 

@@ -153,9 +153,11 @@ def empty_host(shape, dtype):
     return cupyx.empty_pinned(shape, dtype=dtype)
 
 
-# Re-sort chunks that stay resident by destination: pull_sum then reduces long runs in the warp
-# instead of issuing one float64 atomic per arc. Streamed chunks keep the CEL order (no sort).
-SORT_RESIDENT = True
+# Re-sort chunks that stay resident by destination, so pull_sum reduces whole runs in the warp
+# instead of issuing about one float64 atomic per arc. Measured on an H100, R-MAT scale 22
+# (benchmarks/results/gpu-rmat22-h100.json): 1.42 ms per pass sorted, 1.40 ms in CEL order, so
+# the gather of x[src], not the atomics, bounds the pass, and CEL order (no sort) is the default.
+SORT_RESIDENT = False
 
 
 def resident(batch: Batch) -> Batch:
