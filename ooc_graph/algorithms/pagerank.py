@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from ooc_graph.errors import ParameterError
@@ -10,6 +12,7 @@ from ._common import Run, check_positive_int
 from ._result import PageRankResult
 
 __all__ = ["pagerank"]
+log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
 
 
@@ -24,15 +27,18 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     alpha : float
         Damping factor, in (0, 1].
     tol : float
-        ``mode="networkx"``: stop when ``Σ|x_new - x| < n * tol`` (as networkx does).
+        ``mode="networkx"``: stop when the L1 change ``Σ|x_new - x|`` falls below ``tol``. Unlike
+        networkx, which compares it with ``n * tol`` and so stops after one or two iterations on
+        graphs of millions of vertices, this does not grow with the graph.
     max_iter : int
         ``mode="networkx"``: the iteration limit (the result says ``converged=False`` if reached);
         ``mode="graphalytics"``: the exact number of iterations.
     personalization : array of n non-negative floats, optional
         Teleport distribution (normalised here); also where dangling mass goes, as in networkx.
     mode : {"networkx", "graphalytics"}
-        ``graphalytics`` follows the LDBC specification: fixed iterations, dangling mass spread
-        evenly over all vertices, no personalization.
+        ``networkx``: dangling mass and teleport as networkx defines them. ``graphalytics`` follows
+        the LDBC specification: fixed iterations, dangling mass spread evenly over all vertices, no
+        personalization.
     memory, device, device_memory, store
         Host budget (``"4GB"``), ``"cpu"``/``"gpu"``/``"auto"``, GPU budget, and whether (or under
         which name) to keep the result in the store. An open graph keeps its engine, and the chunks
@@ -77,8 +83,10 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         lost = float(x[dangling].sum())
         spread = xp.full(n, 1.0 / n) if mode == "graphalytics" else p
         new = alpha * (y + lost * spread) + (1 - alpha) * (p if mode == "networkx" else 1.0 / n)
+        err = float(xp.abs(new - x).sum())
+        log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
-            converged = float(xp.abs(new - x).sum()) < n * tol
+            converged = err < tol
         x = new
     if mode == "graphalytics":
         converged = True

@@ -232,6 +232,9 @@ class Engine:
                 for batch in self.batches(active):
                     k.relax_min(batch, state, plus, changed)
             frontier = xp.flatnonzero(changed)
+            log.info("iteration %d: %s, %d vertices changed", iterations,
+                     "advance" if self.stats.advances and arcs < ADVANCE_FRACTION * g.num_arcs else "pass",
+                     int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
 
@@ -255,6 +258,7 @@ class Engine:
                 if bool((up == parent).all()):
                     break
                 parent[:] = up
+            log.info("hooking pass %d: %s", passes, "trees merged" if int(changed[0]) else "stable")
             if not int(changed[0]):
                 break
         self.stats.seconds_computing += time.perf_counter() - t
