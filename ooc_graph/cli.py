@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--mode", choices=("networkx", "graphalytics"), default="networkx")
     p.add_argument("--result-name", help="name under results/ (default: the algorithm's)")
+    p.add_argument("--profile", metavar="PNG", help="write per-pass timing and convergence to this PNG")
     p.add_argument("--no-store", action="store_true", help="do not keep the result in the store")
 
     p = sub.add_parser("demo", help="generate a graph into a temporary store and run every algorithm")
@@ -118,7 +119,7 @@ def _save_npz(result, path):
 
 def _run(a, G):
     fn = ALGORITHMS[a.algorithm]
-    kw = dict(memory=a.memory, device=a.device, device_memory=a.device_memory)
+    kw = dict(memory=a.memory, device=a.device, device_memory=a.device_memory, profile=bool(a.profile))
     if a.algorithm == "pagerank":
         kw.update(alpha=a.alpha, tol=a.tol, max_iter=a.max_iter, mode=a.mode)
     if a.algorithm in ("bfs", "sssp"):
@@ -128,6 +129,9 @@ def _run(a, G):
         r.save(a.result_name)
     if a.out:
         _save_npz(r, a.out)
+    if a.profile:
+        from .profile import plot_profile
+        plot_profile(r, a.profile)
     return r
 
 

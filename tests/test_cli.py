@@ -20,6 +20,9 @@ def test_generate_info_run(tmp_path, capsys):
     assert main(["run", "pagerank", str(store), "--mode", "graphalytics", "--max-iter", "5",
                  "--result-name", "pr5", "--out", str(out)]) == 0
     assert np.load(out)["values"].shape == (256,)
+    png = tmp_path / "profile.png"
+    assert main(["run", "sssp", str(store), "--device", "cpu", "--memory", "64KiB", "--profile", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["info", str(store), "--json"]) == 0
     assert '"pr5"' in capsys.readouterr().out
     assert main(["generate", "grid", str(tmp_path / "m.h5"), "--rows", "4", "--cols", "4", "--quiet"]) == 0

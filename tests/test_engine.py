@@ -77,6 +77,16 @@ def test_csr_over_budget_falls_back_to_passes(tmp_path):
     assert r.stats["advances"] == 0 and r.depth.max() == 58
 
 
+def test_per_pass_records(graph):
+    r = ooc_graph.sssp(graph, 3, device="cpu", memory="24KiB", profile=True)
+    kinds = {p["kind"] for p in r.passes}
+    assert kinds <= {"pass", "advance"} and len(r.passes) == r.stats["passes"] + r.stats["advances"]
+    assert sum(p["arcs"] for p in r.passes) == r.stats["arcs_processed"]
+    assert sum(p["bytes_read"] for p in r.passes) == r.bytes_read
+    assert [i for i, _ in r.stats["convergence"]] == list(range(1, r.iterations + 1))
+    assert r.stats["convergence"][-1][1] == 0  # the last iteration changed nothing
+
+
 def test_devices():
     assert get_backend("cpu").name == "cpu"
     with pytest.raises(ParameterError, match="valid: cpu, gpu, auto"):

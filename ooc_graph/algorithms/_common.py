@@ -27,7 +27,7 @@ def check_positive_int(name, value):
 STATE_ARRAYS = 5
 
 
-def engine_for(graph: Graph, *, memory, device, device_memory) -> Engine:
+def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) -> Engine:
     """The graph's engine for these settings, made on first use and kept while the graph is open,
     so the chunks one call cached (in host memory or on the GPU) serve the next call."""
     key = (device, memory, device_memory)
@@ -36,21 +36,25 @@ def engine_for(graph: Graph, *, memory, device, device_memory) -> Engine:
         engine = graph.engines[key] = Engine(graph, memory=memory, device=device, device_memory=device_memory,
                                              state_arrays=STATE_ARRAYS)
     engine.reset_stats()
+    engine.profile = profile
     return engine
 
 
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, device_memory=None):
+    def __init__(self, G, *, memory, device, device_memory=None, profile=False):
         self.graph = as_graph(G)
-        self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory)
+        self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory,
+                                 profile=profile)
         self.t0 = time.perf_counter()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):
+        s = self.engine.stats
         result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
                      seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,
-                     stats=self.engine.stats.as_dict() | {"chunks": len(self.engine.bounds)},
+                     stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
+                                          "convergence": s.convergence},
                      graph=self.graph, **arrays)
         if store:
             result.save(store if isinstance(store, str) else None)

@@ -48,6 +48,12 @@ class Result:
         return (f"{self.algorithm}: {self.iterations} iterations ({state}), {self.seconds:.3f} s, "
                 f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}")
 
+    @property
+    def passes(self) -> list:
+        """One record per pass over the chunks or frontier advance: seconds, chunks, skipped,
+        arcs, bytes read, bytes sent to the device, GB/s."""
+        return self.stats.get("per_pass", [])
+
     def save(self, name: str | None = None) -> str:
         """Store the arrays and run attributes in the graph's file under ``results/<name>``."""
         name = name or self.algorithm

@@ -11,13 +11,13 @@ __all__ = ["bfs"]
 
 
 def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
-        store=False) -> BFSResult:
+        profile: bool = False, store=False) -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
 
     ``source`` is an original vertex id. Unreachable vertices have depth ``UNREACHABLE``
     (2**63 - 1) and parent -1; so has the source's parent. ``parent[v]`` is the smallest vertex
     one level above v with an arc to v, so results are deterministic. ``memory``, ``device``,
-    ``device_memory`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -28,7 +28,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     >>> r.depth.tolist()[:3], r.reachable.tolist(), r.parent.tolist()
     ([0, 1, 2], [True, True, True, False], [-1, 0, 1, -1])
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     s = g.vertex_id(source)
     depth = xp.full(g.num_vertices, np.inf)

@@ -18,7 +18,7 @@ MODES = ("networkx", "graphalytics")
 
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
-             store=False) -> PageRankResult:
+             profile: bool = False, store=False) -> PageRankResult:
     """PageRank of every vertex; edge weights are ignored.
 
     Parameters
@@ -39,8 +39,9 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         ``networkx``: dangling mass and teleport as networkx defines them. ``graphalytics`` follows
         the LDBC specification: fixed iterations, dangling mass spread evenly over all vertices, no
         personalization.
-    memory, device, device_memory, store
-        Host budget (``"4GB"``), ``"cpu"``/``"gpu"``/``"auto"``, GPU budget, and whether (or under
+    memory, device, device_memory, profile, store
+        Host budget (``"4GB"``), ``"cpu"``/``"gpu"``/``"auto"``, GPU budget, whether to wait for
+        the device after every pass so ``result.passes`` times each exactly, and whether (or under
         which name) to keep the result in the store. An open graph keeps its engine, and the chunks
         it cached, between calls until ``G.release()`` or ``G.close()``.
 
@@ -60,7 +61,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
     check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, device_memory=device_memory)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
     g, xp = run.graph, run.engine.backend.xp
     n = g.num_vertices
     if personalization is not None:
@@ -84,6 +85,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         spread = xp.full(n, 1.0 / n) if mode == "graphalytics" else p
         new = alpha * (y + lost * spread) + (1 - alpha) * (p if mode == "networkx" else 1.0 / n)
         err = float(xp.abs(new - x).sum())
+        run.engine.stats.convergence.append((it, err))
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
             converged = err < tol

@@ -13,13 +13,13 @@ __all__ = ["sssp"]
 
 
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
-         store=False) -> SSSPResult:
+         profile: bool = False, store=False) -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
 
     Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
     error (NaN cannot be stored). Unreachable vertices have distance ``inf`` and parent -1.
     ``parent[v]`` is the smallest u with ``distance[u] + w(u, v) == distance[v]``. ``memory``,
-    ``device``, ``device_memory`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -34,7 +34,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     if g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0:
         raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
                              f"{float(g.attrs['min_weight'])!r})")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
     eng, xp = run.engine, run.engine.backend.xp
     s = g.vertex_id(source)
     plus = None if g.weighted else 1.0

@@ -9,12 +9,12 @@ __all__ = ["wcc"]
 
 
 def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
-        store=False) -> WCCResult:
+        profile: bool = False, store=False) -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.
 
     Labels are original vertex ids when the store relabelled the input (they are then the smallest
     original id of the component, since relabelling keeps the order). ``memory``, ``device``,
-    ``device_memory`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -24,7 +24,7 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     >>> ooc_graph.wcc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction
     ids = eng.backend.to_host(root)

@@ -55,11 +55,27 @@ class Stats:
     bytes_to_device: int = 0
     seconds_reading: float = 0.0
     seconds_computing: float = 0.0
-    per_pass: list = field(default_factory=list)
+    per_pass: list = field(default_factory=list)     # one record per pass or advance
+    convergence: list = field(default_factory=list)  # (iteration, measure) the algorithm reports
 
     def as_dict(self):
-        d = {k: v for k, v in self.__dict__.items() if k != "per_pass"}
-        return d
+        return {k: v for k, v in self.__dict__.items() if k not in ("per_pass", "convergence")}
+
+    def record(self, kind, seconds, before: dict, arcs=None):
+        """Append a pass record: what moved since ``before`` (a snapshot of the counters)."""
+        moved = self.bytes_to_device - before["bytes_to_device"]
+        self.per_pass.append({
+            "kind": kind, "seconds": seconds,
+            "chunks": self.chunks_processed - before["chunks_processed"],
+            "skipped": self.chunks_skipped - before["chunks_skipped"],
+            "arcs": self.arcs_processed - before["arcs_processed"] if arcs is None else arcs,
+            "bytes_read": self.bytes_read - before["bytes_read"], "bytes_to_device": moved,
+            "GBps_to_device": moved / seconds / 1e9 if seconds > 0 else 0.0,
+            "seconds_reading": self.seconds_reading - before["seconds_reading"],
+        })
+
+    def snapshot(self) -> dict:
+        return self.as_dict()
 
 
 class Engine:
@@ -75,13 +91,16 @@ class Engine:
     device_memory : int or str, optional
         GPU only: budget for vertex state, the device chunk cache and a device CSR (default: 80%
         of the free device memory). Chunks beyond it are streamed again on every pass.
+    profile : bool
+        Wait for the device at the end of every pass, so that per-pass seconds are exact.
     state_arrays : int
         How many float64 per-vertex arrays the algorithm keeps (counted against the budget).
     """
 
     def __init__(self, graph: Graph, *, memory=None, device: str = "auto", state_arrays: int = 4,
-                 device_memory=None):
+                 device_memory=None, profile: bool = False):
         self.graph = graph
+        self.profile = profile
         self.backend = get_backend(device, graph)
         self.memory = parse_budget(memory)
         n, arcs = graph.num_vertices, graph.num_arcs
@@ -165,6 +184,7 @@ class Engine:
         """Yield the prepared batches of one pass; with ``active_intervals`` (bool, one per interval)
         skip chunks that hold no arc from an active interval."""
         self.stats.passes += 1
+        before, t = self.stats.snapshot(), time.perf_counter()
         for i in range(len(self.bounds)):
             if active_intervals is not None and not active_intervals[self._chunk_src[i]].any():
                 self.stats.chunks_skipped += 1
@@ -173,6 +193,13 @@ class Engine:
             self.stats.chunks_processed += 1
             self.stats.arcs_processed += batch.num_arcs
             yield batch
+        self._sync()
+        self.stats.record("pass", time.perf_counter() - t, before)
+
+    def _sync(self):
+        """Wait for the device (only where per-pass timing asks for it: profiling)."""
+        if self.profile and self.backend.xp is not np:
+            self.backend.xp.cuda.get_current_stream().synchronize()
 
     def csr(self, side: str):
         """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
@@ -225,13 +252,17 @@ class Engine:
                 self.stats.advances += 1
                 self.stats.arcs_processed += arcs
                 indptr, indices, w, _ = self.csr("out")
+                before, ta = self.stats.snapshot(), time.perf_counter()
                 k.advance_min(indptr, indices, w, frontier, state, plus, changed)
+                self._sync()
+                self.stats.record("advance", time.perf_counter() - ta, before, arcs=arcs)
             else:
                 active = np.zeros(self._k, dtype=bool)
                 active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
                 for batch in self.batches(active):
                     k.relax_min(batch, state, plus, changed)
             frontier = xp.flatnonzero(changed)
+            self.stats.convergence.append((iterations, int(frontier.size)))
             log.info("iteration %d: %s, %d vertices changed", iterations,
                      "advance" if self.stats.advances and arcs < ADVANCE_FRACTION * g.num_arcs else "pass",
                      int(frontier.size))
@@ -258,6 +289,7 @@ class Engine:
                 if bool((up == parent).all()):
                     break
                 parent[:] = up
+            self.stats.convergence.append((passes, int(changed[0])))
             log.info("hooking pass %d: %s", passes, "trees merged" if int(changed[0]) else "stable")
             if not int(changed[0]):
                 break
