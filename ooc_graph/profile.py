@@ -27,6 +27,9 @@ def plot_profile(result, path) -> str:
     ax1.bar(idx, other, bottom=reading, color=colors, label="kernels and copies (orange: CSR advance)")
     ax1.set_xlabel("pass")
     ax1.set_ylabel("seconds")
+    totals = [p["seconds"] for p in passes if p["seconds"] > 0]
+    if totals and max(totals) > 30 * min(totals):  # a cold first pass would flatten the rest
+        ax1.set_yscale("log")
     ax1.set_title(f"{result.algorithm} on {result.device}: {len(passes)} passes, {result.seconds:.3f} s")
     ax1.legend(loc="upper left", fontsize=8)
     if any(p["bytes_to_device"] for p in passes):
