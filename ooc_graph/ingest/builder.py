@@ -331,18 +331,10 @@ class GraphBuilder:
         in_degree = np.zeros(n, np.int64)
         step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
                                 disable=not self.progress)
-        for b, bucket in enumerate(in_buckets):
-            lo, hi = int(in_edges[b]), int(in_edges[b + 1])
-            src, dst, w = self._load(bucket)
-            dst, src, w = sort_arcs(dst, src, w, n, dedupe=self.dedupe)
-            in_degree[lo:hi] = np.bincount(dst - lo, minlength=hi - lo)
-            append(in_idx, src.astype(gdt))
-            if w is not None:
-                w = w.astype(wdt)
-                append(in_w, w)
-                if w.size:
-                    stats["min_weight"] = min(stats["min_weight"], float(w.min()))
-                    stats["max_weight"] = max(stats["max_weight"], float(w.max()))
+        for dst, src, w in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w, step_bar):
+            if w is not None and w.size:
+                stats["min_weight"] = min(stats["min_weight"], float(w.min()))
+                stats["max_weight"] = max(stats["max_weight"], float(w.max()))
             stats["self_loops"] += int(np.count_nonzero(src == dst))
             blocks = build_blocks(dst, src, w, size, k, ldt)
             append(cel_src, blocks.src_local)
@@ -352,7 +344,6 @@ class GraphBuilder:
             table["src"].append(blocks.block_src)
             table["dst"].append(blocks.block_dst)
             table["len"].append(blocks.block_len)
-            step_bar.update(1)
         write_array(h5, F.CSR.format(side=in_side, part="indptr"), _indptr(in_degree))
         write_array(h5, F.IN_DEGREE, in_degree)
         num_arcs = int(in_degree.sum())
@@ -360,15 +351,8 @@ class GraphBuilder:
         if self.directed:
             out_idx, out_w = csr_writer("out")
             out_degree = np.zeros(n, np.int64)
-            for b, bucket in enumerate(out_buckets):
-                lo, hi = int(out_edges[b]), int(out_edges[b + 1])
-                src, dst, w = self._load(bucket)
-                src, dst, w = sort_arcs(src, dst, w, n, dedupe=self.dedupe)
-                out_degree[lo:hi] = np.bincount(src - lo, minlength=hi - lo)
-                append(out_idx, dst.astype(gdt))
-                if w is not None:
-                    append(out_w, w.astype(wdt))
-                step_bar.update(1)
+            for _ in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w, step_bar):
+                pass
             write_array(h5, F.CSR.format(side="out", part="indptr"), _indptr(out_degree))
             write_array(h5, F.OUT_DEGREE, out_degree)
         else:
@@ -416,6 +400,23 @@ class GraphBuilder:
         h5.attrs.update(attrs)
         log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
         return {"num_arcs": num_arcs}
+
+    def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar):
+        """For each bucket: load, sort by (row, column) — rows are destinations with ``by_dst`` —
+        merge repeats, fill the rows' degrees and append the CSR columns and weights. Yields
+        (rows, columns, weights) of each bucket, weights in the stored type."""
+        for b, bucket in enumerate(buckets):
+            lo, hi = int(edges[b]), int(edges[b + 1])
+            src, dst, w = self._load(bucket)
+            rows, cols = (dst, src) if by_dst else (src, dst)
+            rows, cols, w = sort_arcs(rows, cols, w, n, dedupe=self.dedupe)
+            degree[lo:hi] = np.bincount(rows - lo, minlength=hi - lo)
+            append(indices, cols.astype(indices.dtype))
+            if w is not None:
+                w = w.astype(weights.dtype)
+                append(weights, w)
+            bar.update(1)
+            yield rows, cols, w
 
     def _load(self, bucket: _Spill):
         parts = list(bucket.read(max(bucket.count, 1)))
