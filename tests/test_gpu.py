@@ -66,6 +66,7 @@ def test_device_budget_forces_streaming(rmat, algo, kw):
 def test_state_larger_than_budget_is_refused(rmat):
     with pytest.raises(DeviceError, match="vertex state needs"):
         ooc_graph.pagerank(rmat, device="gpu", device_memory=1024)
+    assert ooc_graph.pagerank(rmat, device="auto", device_memory=1024).device == "cpu"  # auto falls back
 
 
 def test_selective_scheduling_on_gpu(tmp_path, monkeypatch):

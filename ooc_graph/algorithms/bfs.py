@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Run
+from ._common import Run, as_graph
 from ._result import UNREACHABLE, BFSResult
 
 __all__ = ["bfs"]
@@ -28,9 +28,10 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     >>> r.depth.tolist()[:3], r.reachable.tolist(), r.parent.tolist()
     ([0, 1, 2], [True, True, True, False], [-1, 0, 1, -1])
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
-    g, eng, xp = run.graph, run.engine, run.engine.backend.xp
-    s = g.vertex_id(source)
+    g = as_graph(G)
+    s = g.vertex_id(source)  # validated before any chunk is read
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    eng, xp = run.engine, run.engine.backend.xp
     depth = xp.full(g.num_vertices, np.inf)
     depth[s] = 0.0
     levels = eng.propagate_min(depth, plus=1.0, frontier=[s])

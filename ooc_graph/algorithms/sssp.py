@@ -34,9 +34,9 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     if g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0:
         raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
                              f"{float(g.attrs['min_weight'])!r})")
+    s = g.vertex_id(source)  # validated before any chunk is read
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
     eng, xp = run.engine, run.engine.backend.xp
-    s = g.vertex_id(source)
     plus = None if g.weighted else 1.0
     dist = xp.full(g.num_vertices, np.inf)
     dist[s] = 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -10,6 +11,7 @@ import numpy as np
 from ooc_graph.errors import DeviceError, choice
 from ooc_graph.kernels import cpu
 
+log = logging.getLogger("ooc_graph.engine")
 DEVICES = ("cpu", "gpu", "auto")
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -49,6 +51,10 @@ def get_backend(device: str, graph=None) -> Backend:
         raise DeviceError("device='gpu' was requested but CuPy finds no CUDA device "
                           "(install cupy-cuda12x or cupy-cuda13x and check the driver), or use device='cpu'")
     if graph is not None and graph.num_vertices > INT32_MAX:
+        if device == "auto":
+            log.warning("%s: %d vertices exceed the GPU backend's 32-bit ids; running on the CPU",
+                        graph.path, graph.num_vertices)
+            return Backend("cpu", cpu, np)
         raise DeviceError(f"the GPU backend addresses vertices with 32-bit ids; {graph.path} has "
                           f"{graph.num_vertices:,} vertices (use device='cpu')")
     import cupy

@@ -108,13 +108,19 @@ class Engine:
         per_arc = PREPARED_BYTES_PER_ARC + graph.cel_nbytes_per_arc()
         self._csr_budget = self.memory // 4
         free_device = self.backend.free_memory()
+        if free_device is not None:
+            self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
+            room = min(self.device_memory, free_device)
+            if state_bytes > room and device == "auto":
+                log.warning("%s: the vertex state (%s) does not fit the GPU budget (%s); running on the CPU",
+                            graph.path, human(state_bytes), human(room))
+                self.backend, free_device = get_backend("cpu"), None
+            elif state_bytes > room:
+                raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
+                                  f"but the budget is {human(room)}")
         if free_device is None:
             free = max(self.memory - state_bytes, 0)
         else:
-            self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
-            if state_bytes > min(self.device_memory, free_device):
-                raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
-                                  f"but the budget is {human(min(self.device_memory, free_device))}")
             self._csr_budget = self.device_memory // 4
             free = max(self.device_memory - state_bytes - self._csr_budget, 0)
             per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
