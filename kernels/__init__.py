@@ -4,7 +4,7 @@ Both modules expose the same functions with the same signatures:
 
 - ``prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, n)`` → batch
 - ``pull_sum(batch, x, out)``: ``out[v] += Σ_{u→v} x[u]`` over the batch's arcs
-- ``relax_min(batch, state, plus, changed)``: ``state[v] = min(state[v], state[u] + w)``, flags v
+- ``relax_min(batch, state, plus, changed, any_changed=None)``: ``state[v] = min(state[v], state[u] + w)``
 - ``hook_min(batch, parent, changed)``: hang the larger of two roots under the smaller (WCC)
 - ``tight_parent(batch, dist, plus, parent, resolved)``: smallest u with ``dist[u] + w == dist[v]``
 - ``advance_min(indptr, indices, weights, frontier, state, plus, changed)``: frontier advance on a CSR

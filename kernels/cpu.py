@@ -66,9 +66,10 @@ def _plus(cand, weight, plus):
     return cand + plus if plus else cand
 
 
-def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray) -> None:
+def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray, any_changed=None) -> None:
     """``state[v] = min(state[v], state[u] + w)`` over the batch (``plus=None``: the arc weight,
-    else the constant); ``changed[v] = 1`` where the state dropped."""
+    else the constant); ``changed[v] = 1`` where the state dropped, and ``any_changed[0] = 1`` if
+    anything did."""
     if not batch.num_arcs:
         return
     best = np.minimum.reduceat(_plus(state[batch.matrix.indices], batch.weight, plus), batch.row_start)
@@ -77,6 +78,8 @@ def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray) -> Non
     v = v[better]
     state[v] = best[better]
     changed[v] = 1
+    if any_changed is not None and v.size:
+        any_changed[0] = 1
 
 
 def _roots(parent: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -177,11 +177,17 @@ def _plus(plus):
     return np.float64(0.0 if plus is None else plus)
 
 
-def relax_min(batch: Batch, state, plus, changed) -> None:
+def relax_min(batch: Batch, state, plus, changed, any_changed=None) -> None:
     w, use_w, wt = batch._w()
+    flag = any_changed if any_changed is not None else _scratch_flag()
     _launch(f"ooc_graph_relax_min<{wt}>", batch.num_arcs,
             (batch.src, batch.dst, w, np.int32(use_w and plus is None), _plus(plus), state.view(cp.uint64),
-             changed, np.int64(batch.num_arcs)))
+             changed, flag, np.int64(batch.num_arcs)))
+
+
+@cp.memoize(for_each_device=True)
+def _scratch_flag():
+    return cp.zeros(1, dtype=np.uint8)
 
 
 def hook_min(batch: Batch, parent, changed) -> None:

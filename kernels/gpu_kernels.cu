@@ -49,12 +49,13 @@ __global__ void ooc_graph_pull_sum(const int* __restrict__ src, const int* __res
     if ((lane == 31 || next != d) && d >= 0) atomicAdd(&out[d], v);
 }
 
-// state[v] = min(state[v], state[u] + w) over arcs u->v; changed[v] = 1 where it dropped.
+// state[v] = min(state[v], state[u] + w) over arcs u->v; changed[v] = 1 where it dropped, and
+// any[0] = 1 if anything did.
 template <typename W>
 __global__ void ooc_graph_relax_min(const int* __restrict__ src, const int* __restrict__ dst,
                                     const W* __restrict__ w, const int use_w, const double plus,
                                     unsigned long long* state, unsigned char* __restrict__ changed,
-                                    const long long m) {
+                                    unsigned char* __restrict__ any, const long long m) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
     const double su = __longlong_as_double((long long)state[src[i]]);
@@ -62,7 +63,10 @@ __global__ void ooc_graph_relax_min(const int* __restrict__ src, const int* __re
     const double cand = su + (use_w ? (double)w[i] : plus);
     const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
     const int v = dst[i];
-    if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+    if (c < state[v] && c < atomicMin(&state[v], c)) {
+        changed[v] = 1;
+        any[0] = 1;
+    }
 }
 
 // Frontier advance over a CSR, one warp per frontier vertex u: for each arc u->v,

@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", type=float, default=1e-6)
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--mode", choices=("networkx", "graphalytics"), default="networkx")
+    p.add_argument("--execution", choices=("auto", "sync", "async"), default="auto",
+                   help="bfs/sssp: iterate loaded chunks to local convergence (async) or not")
     p.add_argument("--result-name", help="name under results/ (default: the algorithm's)")
     p.add_argument("--profile", metavar="PNG", help="write per-pass timing and convergence to this PNG")
     p.add_argument("--no-store", action="store_true", help="do not keep the result in the store")
@@ -123,6 +125,7 @@ def _run(a, G):
     if a.algorithm == "pagerank":
         kw.update(alpha=a.alpha, tol=a.tol, max_iter=a.max_iter, mode=a.mode)
     if a.algorithm in ("bfs", "sssp"):
+        kw["execution"] = a.execution
         kw["source"] = a.source if a.source is not None else (int(G.labels[0]) if G.labels is not None else 0)
     r = fn(G, **kw)
     if not a.no_store:

@@ -87,6 +87,25 @@ def test_per_pass_records(graph):
     assert r.stats["convergence"][-1][1] == 0  # the last iteration changed nothing
 
 
+@pytest.mark.parametrize("execution", ["sync", "async", "auto"])
+def test_executions_agree_and_async_streams_less(tmp_path, monkeypatch, execution):
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(core, "ASYNC_AFTER_PASSES", 4)
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, interval_size=64, chunk_arcs=200,
+                                progress=False)
+    ref = ooc_graph.sssp(G, 0, device="cpu", execution="sync")
+    small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40 * 600)
+    r = ooc_graph.sssp(G, 0, device="cpu", execution=execution, **small)
+    sync = ooc_graph.sssp(G, 0, device="cpu", execution="sync", **small)
+    np.testing.assert_array_equal(r.distance, ref.distance)
+    np.testing.assert_array_equal(r.parent, ref.parent)
+    if execution != "sync":
+        assert r.stats["passes"] < sync.stats["passes"] and r.bytes_read < sync.bytes_read
+        assert r.stats["local_iterations"] > 0
+    in_memory = ooc_graph.sssp(G, 0, device="cpu", execution="auto")
+    assert in_memory.stats["local_iterations"] == 0  # everything fits: auto stays synchronous
+
+
 def test_devices():
     assert get_backend("cpu").name == "cpu"
     with pytest.raises(ParameterError, match="valid: cpu, gpu, auto"):

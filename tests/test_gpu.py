@@ -51,7 +51,8 @@ def rmat(tmp_path_factory):
 
 
 @pytest.mark.parametrize("algo,kw", [("pagerank", {}), ("bfs", {"source": 7}), ("sssp", {"source": 7}),
-                                     ("wcc", {})])
+                                     ("wcc", {}), ("bfs", {"source": 7, "execution": "async"}),
+                                     ("sssp", {"source": 7, "execution": "async"})])
 def test_device_budget_forces_streaming(rmat, algo, kw):
     fn = getattr(ooc_graph, algo)
     full = fn(rmat, device="gpu", **kw)

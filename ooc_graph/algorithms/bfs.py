@@ -11,12 +11,14 @@ __all__ = ["bfs"]
 
 
 def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
-        profile: bool = False, store=False) -> BFSResult:
+        execution: str = "auto", profile: bool = False, store=False) -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
 
     ``source`` is an original vertex id. Unreachable vertices have depth ``UNREACHABLE``
     (2**63 - 1) and parent -1; so has the source's parent. ``parent[v]`` is the smallest vertex
-    one level above v with an arc to v, so results are deterministic. ``memory``, ``device``,
+    one level above v with an arc to v, so results are deterministic. ``execution="async"``
+    iterates each loaded chunk to local convergence within a pass (WolfGraph); ``"auto"`` does so
+    once a streamed traversal has needed many passes; ``"sync"`` never. ``memory``, ``device``,
     ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
@@ -34,10 +36,10 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     eng, xp = run.engine, run.engine.backend.xp
     depth = xp.full(g.num_vertices, np.inf)
     depth[s] = 0.0
-    levels = eng.propagate_min(depth, plus=1.0, frontier=[s])
+    levels = eng.propagate_min(depth, plus=1.0, frontier=[s], execution=execution)
     parent = eng.tight_parents(depth, plus=1.0, root=s)
     host = eng.backend.to_host(depth)
     out = np.where(np.isfinite(host), host, 0).astype(np.int64)
     out[~np.isfinite(host)] = UNREACHABLE
-    return run.finish(BFSResult, "bfs", {"source": int(source)}, levels, True, store,
+    return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
                       depth=out, parent=eng.backend.to_host(parent))

@@ -13,12 +13,13 @@ __all__ = ["sssp"]
 
 
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
-         profile: bool = False, store=False) -> SSSPResult:
+         execution: str = "auto", profile: bool = False, store=False) -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
 
     Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
     error (NaN cannot be stored). Unreachable vertices have distance ``inf`` and parent -1.
-    ``parent[v]`` is the smallest u with ``distance[u] + w(u, v) == distance[v]``. ``memory``,
+    ``parent[v]`` is the smallest u with ``distance[u] + w(u, v) == distance[v]``.
+    ``execution`` ("auto", "sync", "async") is as for :func:`~ooc_graph.bfs`. ``memory``,
     ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
@@ -40,7 +41,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     plus = None if g.weighted else 1.0
     dist = xp.full(g.num_vertices, np.inf)
     dist[s] = 0.0
-    passes = eng.propagate_min(dist, plus=plus, frontier=[s])
+    passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
     parent = eng.tight_parents(dist, plus=plus, root=s)
-    return run.finish(SSSPResult, "sssp", {"source": int(source)}, passes, True, store,
+    return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
                       distance=eng.backend.to_host(dist), parent=eng.backend.to_host(parent))

@@ -15,6 +15,7 @@ class ResidentCache:
         self._items: dict = {}
         self.hits = 0
         self.misses = 0
+        self.refused = 0  # loads that did not fit: the sign that chunks are being streamed
 
     def get(self, key, load, admit=None):
         """The cached item for ``key``, or ``load()`` (kept if it fits, after ``admit(item)``, which
@@ -31,6 +32,8 @@ class ResidentCache:
                 item = admit(item)
             self._items[key] = item
             self.used += size
+        else:
+            self.refused += 1
         return item, False
 
     def __len__(self):

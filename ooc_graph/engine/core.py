@@ -18,7 +18,7 @@ import numpy as np
 
 from ooc_graph._memory import budget as parse_budget
 from ooc_graph._memory import human
-from ooc_graph.errors import DeviceError
+from ooc_graph.errors import DeviceError, choice
 from ooc_graph.store import Graph
 
 from .backend import get_backend
@@ -30,6 +30,13 @@ log = logging.getLogger("ooc_graph.engine")
 PREPARED_BYTES_PER_ARC = 32
 # Advance over the CSR when the frontier's arcs are fewer than this fraction of all arcs.
 ADVANCE_FRACTION = 1 / 16
+# Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
+MAX_LOCAL_ITERATIONS = 256
+# execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
+# Measured (benchmarks/RESULTS.md, "sync and async"): on road graphs async cuts streamed passes
+# 20-30x; on R-MAT (5-12 passes) it saves none and costs 1.3-1.5x more relaxation.
+ASYNC_AFTER_PASSES = 16
+EXECUTIONS = ("auto", "sync", "async")
 
 
 @dataclass
@@ -48,6 +55,7 @@ class RawChunk:
 class Stats:
     passes: int = 0
     advances: int = 0
+    local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
     chunks_processed: int = 0
     chunks_skipped: int = 0
     arcs_processed: int = 0
@@ -233,7 +241,7 @@ class Engine:
         self.stats.seconds_computing += time.perf_counter() - t
         return y
 
-    def propagate_min(self, state, *, plus, frontier) -> int:
+    def propagate_min(self, state, *, plus, frontier, execution: str = "auto") -> int:
         """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
         arc weight, else that constant) until nothing changes, starting from the vertices in
         ``frontier``. Returns the number of iterations.
@@ -242,13 +250,21 @@ class Engine:
         changed vertex, or — when the changed vertices have few arcs and the CSR fits in the budget
         — a frontier advance over the CSR. The frontier stays on the device; each iteration syncs
         two scalars (its size and its arc count) and, for a pass, its intervals.
+
+        ``execution="async"`` (WolfGraph): within a pass, each loaded chunk is relaxed again until
+        it changes nothing, so arcs inside a chunk carry updates many hops per pass; this costs
+        one device→host flag per extra relaxation. ``"auto"`` runs synchronously and turns
+        asynchronous once ``ASYNC_AFTER_PASSES`` passes have been needed while chunks are streamed
+        (the cache does not hold them all): a high-diameter graph out of core.
         """
+        if execution not in EXECUTIONS:
+            raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
         if self._degree is None:
             self._degree = xp.asarray(g.out_degree)
         frontier = xp.asarray(np.asarray(frontier, dtype=np.int64))
         changed = xp.zeros(g.num_vertices, dtype=np.uint8)
-        iterations = 0
+        iterations = cel_passes = 0
         t = time.perf_counter()
         while frontier.size:
             iterations += 1
@@ -265,8 +281,21 @@ class Engine:
             else:
                 active = np.zeros(self._k, dtype=bool)
                 active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
+                flag = xp.zeros(1, dtype=np.uint8)
+                cel_passes += 1
+                local = execution == "async" or (execution == "auto" and cel_passes > ASYNC_AFTER_PASSES
+                                                 and self.cache.refused > 0)
                 for batch in self.batches(active):
-                    k.relax_min(batch, state, plus, changed)
+                    if not local:
+                        k.relax_min(batch, state, plus, changed)
+                        continue
+                    for _ in range(MAX_LOCAL_ITERATIONS):  # to local convergence
+                        flag.fill(0)
+                        k.relax_min(batch, state, plus, changed, flag)
+                        if not int(flag[0]):
+                            break
+                        self.stats.local_iterations += 1
+                        self.stats.arcs_processed += batch.num_arcs
             frontier = xp.flatnonzero(changed)
             self.stats.convergence.append((iterations, int(frontier.size)))
             log.info("iteration %d: %s, %d vertices changed", iterations,
