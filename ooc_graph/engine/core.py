@@ -33,8 +33,8 @@ ADVANCE_FRACTION = 1 / 16
 # Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
 MAX_LOCAL_ITERATIONS = 256
 # execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
-# Measured (benchmarks/RESULTS.md, "sync and async"): on road graphs async cuts streamed passes
-# 20-30x; on R-MAT (5-12 passes) it saves none and costs 1.3-1.5x more relaxation.
+# Measured (benchmarks/RESULTS.md, "Synchronous against asynchronous execution"): on a road graph
+# async cuts streamed passes 27x; on R-MAT (5-12 passes) it saves none and costs up to 2x.
 ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
 
@@ -81,9 +81,6 @@ class Stats:
             "GBps_to_device": moved / seconds / 1e9 if seconds > 0 else 0.0,
             "seconds_reading": self.seconds_reading - before["seconds_reading"],
         })
-
-    def snapshot(self) -> dict:
-        return self.as_dict()
 
 
 class Engine:
@@ -198,7 +195,7 @@ class Engine:
         """Yield the prepared batches of one pass; with ``active_intervals`` (bool, one per interval)
         skip chunks that hold no arc from an active interval."""
         self.stats.passes += 1
-        before, t = self.stats.snapshot(), time.perf_counter()
+        before, t = self.stats.as_dict(), time.perf_counter()
         for i in range(len(self.bounds)):
             if active_intervals is not None and not active_intervals[self._chunk_src[i]].any():
                 self.stats.chunks_skipped += 1
@@ -274,7 +271,7 @@ class Engine:
                 self.stats.advances += 1
                 self.stats.arcs_processed += arcs
                 indptr, indices, w, _ = self.csr("out")
-                before, ta = self.stats.snapshot(), time.perf_counter()
+                before, ta = self.stats.as_dict(), time.perf_counter()
                 k.advance_min(indptr, indices, w, frontier, state, plus, changed)
                 self._sync()
                 self.stats.record("advance", time.perf_counter() - ta, before, arcs=arcs)
