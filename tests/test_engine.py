@@ -72,9 +72,9 @@ def test_small_frontiers_advance_over_the_csr(tmp_path):
 
 
 def test_csr_over_budget_falls_back_to_passes(tmp_path):
-    G = ooc_graph.generate.grid(tmp_path / "g.h5", 30, 30, progress=False)
-    r = ooc_graph.bfs(G, 0, device="cpu", memory="20KiB")
-    assert r.stats["advances"] == 0 and r.depth.max() == 58
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 16, 16, progress=False)
+    r = ooc_graph.bfs(G, 0, device="cpu", memory="12KiB")
+    assert r.stats["advances"] == 0 and r.depth.max() == 30
 
 
 def test_per_pass_records(graph):
@@ -104,6 +104,21 @@ def test_executions_agree_and_async_streams_less(tmp_path, monkeypatch, executio
         assert r.stats["local_iterations"] > 0
     in_memory = ooc_graph.sssp(G, 0, device="cpu", execution="auto")
     assert in_memory.stats["local_iterations"] == 0  # everything fits: auto stays synchronous
+
+
+def test_reader_thread_reads_ahead(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, weighted=True, chunk_arcs=500, progress=False)
+    ref = ooc_graph.sssp(G, 1, device="cpu", memory="10MB")
+    G.release()
+    small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40_000)
+    r = ooc_graph.sssp(G, 1, device="cpu", **small)
+    np.testing.assert_array_equal(r.distance, ref.distance)
+    np.testing.assert_array_equal(r.parent, ref.parent)
+    engine = next(iter(G.engines.values()))
+    assert engine._reader is not None and r.bytes_read > G.num_arcs * G.cel_nbytes_per_arc()
+    G.release()
+    assert engine._reader is None
 
 
 def test_devices():

@@ -39,6 +39,9 @@ class ResidentCache:
     def __len__(self):
         return len(self._items)
 
+    def __contains__(self, key):
+        return key in self._items
+
     def clear(self):
         self._items.clear()
         self.used = 0

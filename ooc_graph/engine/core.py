@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,10 @@ MAX_LOCAL_ITERATIONS = 256
 # async cuts streamed passes 27x; on R-MAT (5-12 passes) it saves none and costs up to 2x.
 ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
+# Chunks the reader thread reads ahead of the one being processed; smaller chunks are read inline,
+# where a read costs less than handing it to a thread.
+PREFETCH = 2
+PREFETCH_MIN_ARCS = 1 << 16
 
 
 @dataclass
@@ -149,6 +154,7 @@ class Engine:
         self._chunk_src = [np.unique(self._block_src[f:e]) for f, e in zip(first, last)]
         self._csr = {}
         self._degree = None
+        self._reader = None  # the thread that reads chunks ahead, made on first need
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
@@ -162,6 +168,9 @@ class Engine:
             self.host_cache.clear()
         self._csr.clear()
         self._degree = None
+        if self._reader is not None:
+            self._reader.shutdown(wait=True)
+            self._reader = None
 
     # -- streaming ------------------------------------------------------------------------------
     def _raw(self, i) -> "RawChunk":
@@ -172,12 +181,13 @@ class Engine:
         self.stats.bytes_read += raw.nbytes
         return raw
 
-    def _load(self, i):
+    def _load(self, i, raw=None):
+        """Chunk i prepared for the backend; ``raw`` is the stored chunk if the reader has it."""
         t = time.perf_counter()
         if self.host_cache is None:
-            raw = self._raw(i)
+            raw = raw if raw is not None else self._raw(i)
         else:
-            raw, _ = self.host_cache.get(i, lambda: self._raw(i))
+            raw, _ = self.host_cache.get(i, (lambda: raw) if raw is not None else (lambda: self._raw(i)))
             self.stats.bytes_to_device += raw.nbytes
         layout, size = raw.layout, self.graph.interval_size
         if layout.lengths.size:
@@ -196,16 +206,38 @@ class Engine:
         skip chunks that hold no arc from an active interval."""
         self.stats.passes += 1
         before, t = self.stats.as_dict(), time.perf_counter()
-        for i in range(len(self.bounds)):
-            if active_intervals is not None and not active_intervals[self._chunk_src[i]].any():
-                self.stats.chunks_skipped += 1
-                continue
-            batch, _ = self.cache.get(i, lambda i=i: self._load(i), getattr(self.backend.kernels, "resident", None))
-            self.stats.chunks_processed += 1
-            self.stats.arcs_processed += batch.num_arcs
-            yield batch
+        order = [i for i in range(len(self.bounds))
+                 if active_intervals is None or active_intervals[self._chunk_src[i]].any()]
+        self.stats.chunks_skipped += len(self.bounds) - len(order)
+        # Chunks no cache holds are read from the store by the reader thread, PREFETCH ahead, so
+        # that reading chunk i+1 overlaps preparing and processing chunk i.
+        misses = [] if self.chunk_arcs < PREFETCH_MIN_ARCS else \
+            [i for i in order if i not in self.cache and (self.host_cache is None or i not in self.host_cache)]
+        pending, submitted = {}, 0
+        resident = getattr(self.backend.kernels, "resident", None)
+        try:
+            for i in order:
+                while submitted < len(misses) and len(pending) < PREFETCH:
+                    j = misses[submitted]
+                    pending[j] = self._reader_pool().submit(self._raw, j)
+                    submitted += 1
+                raw = pending.pop(i).result() if i in pending else None
+                batch, _ = self.cache.get(i, lambda i=i, raw=raw: self._load(i, raw), resident)
+                self.stats.chunks_processed += 1
+                self.stats.arcs_processed += batch.num_arcs
+                yield batch
+        finally:
+            for future in pending.values():  # a consumer stopped early: let the reads finish
+                future.cancel()
+                if not future.cancelled():
+                    future.exception()
         self._sync()
         self.stats.record("pass", time.perf_counter() - t, before)
+
+    def _reader_pool(self) -> ThreadPoolExecutor:
+        if self._reader is None:
+            self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ooc-graph-reader")
+        return self._reader
 
     def _sync(self):
         """Wait for the device (only where per-pass timing asks for it: profiling)."""
