@@ -90,7 +90,6 @@ class _Stager:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.slots = [_Slot() for _ in range(self.SLOTS)]
         self.next = 0
-        self.bytes_copied = 0
 
     def upload(self, arrays: dict):
         """Device views of the host ``arrays`` (copied on the copy stream), and the slot."""
@@ -106,7 +105,6 @@ class _Stager:
                 view = buf[:host.nbytes].view(host.dtype)
                 view.set(host, stream=self.stream)
                 out[name] = view
-                self.bytes_copied += host.nbytes
         compute.wait_event(self.stream.record())
         slot.host = arrays
         return out, slot
@@ -115,11 +113,6 @@ class _Stager:
 @cp.memoize(for_each_device=True)
 def _stager():
     return _Stager()
-
-
-def bytes_copied() -> int:
-    """Bytes sent host→device by :func:`prepare` on the current device so far."""
-    return _stager().bytes_copied
 
 
 def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:

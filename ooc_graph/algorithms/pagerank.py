@@ -8,7 +8,7 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
-from ._common import Run, check_positive_int
+from ._common import Run, as_graph, check_positive_int
 from ._result import PageRankResult
 
 __all__ = ["pagerank"]
@@ -61,18 +61,19 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
     check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
-    g, xp = run.graph, run.engine.backend.xp
+    g = as_graph(G)
     n = g.num_vertices
-    if personalization is not None:
+    if personalization is not None:  # validated before any chunk is read
         if mode == "graphalytics":
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
         p = np.asarray(personalization, dtype=np.float64)
         if p.shape != (n,) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
             raise ParameterError(f"personalization must be {n} non-negative finite values with a positive sum")
-        p = xp.asarray(p / p.sum())
-    else:
-        p = xp.full(n, 1.0 / max(n, 1))
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    xp = run.engine.backend.xp
+    # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
+    # personalization), the personalization or uniform in networkx mode.
+    p = xp.asarray(p / p.sum()) if personalization is not None else xp.full(n, 1.0 / max(n, 1))
     outdeg = xp.asarray(g.out_degree, dtype=np.float64)
     dangling = outdeg == 0
     inv = xp.where(dangling, 0.0, 1.0 / xp.maximum(outdeg, 1.0))
@@ -82,8 +83,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         it += 1
         y = run.engine.pull_sum(x * inv)
         lost = float(x[dangling].sum())
-        spread = xp.full(n, 1.0 / n) if mode == "graphalytics" else p
-        new = alpha * (y + lost * spread) + (1 - alpha) * (p if mode == "networkx" else 1.0 / n)
+        new = alpha * (y + lost * p) + (1 - alpha) * p
         err = float(xp.abs(new - x).sum())
         run.engine.stats.convergence.append((it, err))
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)

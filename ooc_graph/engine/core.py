@@ -299,7 +299,8 @@ class Engine:
             iterations += 1
             changed.fill(0)
             arcs = int(self._degree[frontier].sum())
-            if arcs < ADVANCE_FRACTION * g.num_arcs and self.csr("out") is not None:
+            advance = arcs < ADVANCE_FRACTION * g.num_arcs and self.csr("out") is not None
+            if advance:
                 self.stats.advances += 1
                 self.stats.arcs_processed += arcs
                 indptr, indices, w, _ = self.csr("out")
@@ -327,8 +328,7 @@ class Engine:
                         self.stats.arcs_processed += batch.num_arcs
             frontier = xp.flatnonzero(changed)
             self.stats.convergence.append((iterations, int(frontier.size)))
-            log.info("iteration %d: %s, %d vertices changed", iterations,
-                     "advance" if self.stats.advances and arcs < ADVANCE_FRACTION * g.num_arcs else "pass",
+            log.info("iteration %d: %s, %d vertices changed", iterations, "advance" if advance else "pass",
                      int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations

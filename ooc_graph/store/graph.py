@@ -152,20 +152,20 @@ class Graph:
         offsets, bsrc, bdst = self.blocks
         layout = chunk_layout(offsets, bsrc, bdst, start, stop)
         names = (F.CEL_SRC, F.CEL_DST) + ((F.CEL_WEIGHT,) if self.weighted else ())
-        out = []
-        for name in names:
-            if empty is None:
-                out.append(self._read(name, slice(start, stop)))
-                continue
+        out = [self._read_into(name, start, stop, empty or np.empty) for name in names]
+        return layout, out[0], out[1], (out[2] if self.weighted else None)
+
+    def _read_into(self, name, start, stop, empty):
+        try:
             ds = self._h5[name]
             arr = empty((stop - start,), ds.dtype)
-            try:
-                if stop > start:
-                    ds.read_direct(arr, np.s_[start:stop])
-            except OSError as err:
-                raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
-            out.append(arr)
-        return layout, out[0], out[1], (out[2] if self.weighted else None)
+            if stop > start:
+                ds.read_direct(arr, np.s_[start:stop])
+            return arr
+        except KeyError as err:
+            raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
+        except OSError as err:
+            raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
 
     def cel_nbytes_per_arc(self) -> int:
         n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize
