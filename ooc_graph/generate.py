@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._parallel import ordered_map, workers
 from .errors import ParameterError
 from .ingest.builder import GraphBuilder
 from .store import open_graph
@@ -34,10 +35,14 @@ def _weights(rng, m, weighted):
 
 
 def _write(out, edges, *, n, directed, weighted, source, **opts):
+    """Build the store from ``edges``, a generator of (src, dst, weights) steps."""
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=n, source=source,
                       **opts) as b:
-        for src, dst, w in edges:
-            b.add(src, dst, w)
+        try:
+            for src, dst, w in edges:
+                b.add(src, dst, w)
+        finally:
+            edges.close()  # stops the generating threads if the builder failed
         b.finish()
     return open_graph(out)
 
@@ -48,7 +53,9 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
 
     Each edge picks one quadrant per level with probabilities a, b, c, d = 1-a-b-c. With
     ``permute`` the vertex ids are randomly permuted, as in Graph500, so hubs are not all near 0.
-    Other keyword arguments go to the store builder (``memory``, ``interval_size``, ...).
+    Edges are drawn on ``workers`` threads (default: the cores, at most 8); the graph depends on
+    the seed alone. Other keyword arguments go to the store builder (``memory``,
+    ``interval_size``, ``workers``, ...).
 
     >>> import ooc_graph, tempfile, os
     >>> G = ooc_graph.generate.rmat(os.path.join(tempfile.mkdtemp(), "r.h5"), 8, progress=False)
@@ -63,22 +70,24 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
     root = np.random.SeedSequence(seed)
     perm = np.random.default_rng(root.spawn(1)[0]).permutation(n) if permute else None
 
-    def edges():
-        for i, child in enumerate(root.spawn(1 + -(-m // _STEP))[1:]):
-            rng = np.random.default_rng(child)
-            k = min(_STEP, m - i * _STEP)
-            src = np.zeros(k, np.int64)
-            dst = np.zeros(k, np.int64)
-            for bit in range(scale):
-                r = rng.random(k)
-                down = r >= a + b              # quadrants c, d: source bit set
-                right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d: target bit set
-                src |= down.astype(np.int64) << bit
-                dst |= right.astype(np.int64) << bit
-            if perm is not None:
-                src, dst = perm[src], perm[dst]
-            yield src, dst, _weights(rng, k, weighted)
-    return _write(out, edges(), n=n, directed=directed, weighted=weighted,
+    def step(item):
+        i, child = item
+        rng = np.random.default_rng(child)
+        k = min(_STEP, m - i * _STEP)
+        src = np.zeros(k, np.int64)
+        dst = np.zeros(k, np.int64)
+        for bit in range(scale):
+            r = rng.random(k)
+            down = r >= a + b              # quadrants c, d: source bit set
+            right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d: target bit set
+            src |= down.astype(np.int64) << bit
+            dst |= right.astype(np.int64) << bit
+        if perm is not None:
+            src, dst = perm[src], perm[dst]
+        return src, dst, _weights(rng, k, weighted)
+
+    edges = ordered_map(step, enumerate(root.spawn(1 + -(-m // _STEP))[1:]), workers(opts.get("workers")))
+    return _write(out, edges, n=n, directed=directed, weighted=weighted,
                   source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed})",
                   **opts)
 
@@ -90,12 +99,14 @@ def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bo
     n, m = 1 << scale, edge_factor << scale
     root = np.random.SeedSequence(seed)
 
-    def edges():
-        for i, child in enumerate(root.spawn(-(-m // _STEP))):
-            rng = np.random.default_rng(child)
-            k = min(_STEP, m - i * _STEP)
-            yield rng.integers(0, n, k), rng.integers(0, n, k), _weights(rng, k, weighted)
-    return _write(out, edges(), n=n, directed=directed, weighted=weighted,
+    def step(item):
+        i, child = item
+        rng = np.random.default_rng(child)
+        k = min(_STEP, m - i * _STEP)
+        return rng.integers(0, n, k), rng.integers(0, n, k), _weights(rng, k, weighted)
+
+    edges = ordered_map(step, enumerate(root.spawn(-(-m // _STEP))), workers(opts.get("workers")))
+    return _write(out, edges, n=n, directed=directed, weighted=weighted,
                   source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", **opts)
 
 

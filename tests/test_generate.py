@@ -25,6 +25,16 @@ def test_rmat_deterministic_and_sized(tmp_path):
     assert deg[:10].sum() > 0.08 * deg.sum()
 
 
+@pytest.mark.parametrize("kind", ["rmat", "urand"])
+def test_generation_threads_do_not_change_the_graph(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(ooc_graph.generate, "_STEP", 500)  # many steps, generated out of order
+    make = ooc_graph.generate.GENERATORS[kind]
+    one = make(tmp_path / "one.h5", 9, 8, seed=5, directed=True, weighted=True, workers=1, progress=False)
+    four = make(tmp_path / "four.h5", 9, 8, seed=5, directed=True, weighted=True, workers=4, progress=False)
+    for x, y in zip(_arcs(one), _arcs(four)):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_rmat_quadrant_probabilities_without_permutation(tmp_path):
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 1, 4096, seed=0, directed=True, permute=False,
                                 dedupe=False, progress=False)
@@ -51,7 +61,8 @@ def test_grid_is_a_mesh(tmp_path):
 
 @pytest.mark.parametrize("call", [lambda p: ooc_graph.generate.rmat(p, -1), lambda p: ooc_graph.generate.rmat(p, 4, 0),
                                   lambda p: ooc_graph.generate.rmat(p, 4, a=0.9, b=0.2),
-                                  lambda p: ooc_graph.generate.grid(p, 0, 3)])
+                                  lambda p: ooc_graph.generate.grid(p, 0, 3),
+                                  lambda p: ooc_graph.generate.urand(p, 4, workers=0)])
 def test_bad_parameters(tmp_path, call):
     with pytest.raises(ParameterError):
         call(tmp_path / "x.h5")

@@ -198,19 +198,23 @@ def test_networkx_non_integer_nodes_refused(tmp_path):
         ooc_graph.convert(nx.path_graph(["a", "b"]), tmp_path / "x.h5", progress=False)
 
 
-def test_bounded_memory_gives_the_same_store(tmp_path):
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("workers", [1, 3])
+def test_bounded_memory_gives_the_same_store(tmp_path, directed, workers):
     rng = np.random.default_rng(1)
     src, dst, w = random_edges(rng, n=3000, m=20000, weighted=True)
-    big = ooc_graph.convert((src, dst, w), tmp_path / "big.h5", directed=False, interval_size=64,
-                            progress=False)
-    small = ooc_graph.convert((src, dst, w), tmp_path / "small.h5", directed=False, interval_size=64,
-                              memory="40KiB", progress=False)
+    big = ooc_graph.convert((src, dst, w), tmp_path / "big.h5", directed=directed, interval_size=64,
+                            workers=1, progress=False)
+    small = ooc_graph.convert((src, dst, w), tmp_path / "small.h5", directed=directed, interval_size=64,
+                              memory="40KiB", workers=workers, progress=False)
     assert small.built_by["memory"] == 40 * 1024
     for a, b in zip(big.csr("out") + big.csr("in"), small.csr("out") + small.csr("in")):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(big.blocks, small.blocks):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(big.read_cel(0, big.num_arcs)[1], small.read_cel(0, small.num_arcs)[1])
+    assert big.attrs["self_loops"] == small.attrs["self_loops"]
+    assert big.attrs["min_weight"] == small.attrs["min_weight"] and big.attrs["max_weight"] == small.attrs["max_weight"]
 
 
 # -- bad input ------------------------------------------------------------------------------------

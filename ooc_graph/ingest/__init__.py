@@ -55,7 +55,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             weighted: bool | None = None, drop_self_loops: bool = False, dedupe: bool = True,
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
-            weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True):
+            weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
+            workers: int | None = None):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -85,6 +86,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     interval_size, chunk_arcs : int, optional
         Vertices per interval (default 65,536) and arcs per transfer chunk (default 4 Mi).
     weight_dtype : {"float32", "float64"}
+    workers : int, optional
+        Threads sorting buckets at once (default: the cores, at most 8); they share ``memory``.
 
     Returns
     -------
@@ -128,7 +131,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=num_vertices or src.num_vertices,
                       labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
-                      weight_dtype=weight_dtype, source=description, progress=progress) as builder:
+                      weight_dtype=weight_dtype, source=description, progress=progress,
+                      workers=workers) as builder:
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
             builder.add(s, d, w if weighted else None, locate=locate)
         builder.finish()

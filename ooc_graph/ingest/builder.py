@@ -21,6 +21,7 @@ import numpy as np
 
 from ooc_graph import __version__
 from ooc_graph._memory import budget, human
+from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
 from ooc_graph.partitioning.cel import build_blocks, sort_arcs
@@ -37,6 +38,9 @@ BYTES_PER_ARC_IN_BUCKET = 160
 BYTES_PER_VERTEX = 40
 # What the interpreter, NumPy, SciPy and h5py take before any data.
 BASELINE_BYTES = 160 << 20
+# Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
+# so that a small graph is not scattered into many buckets for nothing.
+MIN_BUCKET_ARCS = 1 << 20
 WEIGHT_DTYPES = ("float32", "float64")
 
 
@@ -78,14 +82,15 @@ class GraphBuilder:
 
     Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
     vertex set in advance, as a Graphalytics ``.v`` file does; ``num_vertices`` fixes n for inputs
-    whose ids are already 0..n-1 (DIMACS, Matrix Market, generators).
+    whose ids are already 0..n-1 (DIMACS, Matrix Market, generators). ``workers`` threads sort
+    buckets at once (default: the cores, at most 8), sharing the memory budget.
     """
 
     def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
                  labels: np.ndarray | None = None, relabel: bool | None = None,
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
-                 weight_dtype: str = "float32", source: str = "", progress: bool = True):
+                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None):
         if weight_dtype not in WEIGHT_DTYPES:
             raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
         if chunk_arcs is not None and int(chunk_arcs) < 1:
@@ -99,6 +104,7 @@ class GraphBuilder:
         self.relabel = relabel
         self.drop_self_loops, self.dedupe = bool(drop_self_loops), bool(dedupe)
         self.memory = budget(memory)
+        self.workers = num_workers(workers)
         self.interval_size = interval_size
         self.chunk_arcs = int(chunk_arcs or F.DEFAULT_CHUNK_ARCS)
         self.weight_dtype = np.dtype(weight_dtype)
@@ -234,11 +240,16 @@ class GraphBuilder:
             self.abort()
 
     def _bucket_bounds(self, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        """Vertex boundaries of buckets: runs of whole intervals holding at most ``step`` arcs."""
+        """Vertex boundaries of buckets: runs of whole intervals, each small enough that the
+        buckets the workers hold at once fit the budget, and few enough to keep them all busy."""
         per_interval = np.add.reduceat(counts, bounds[:-1]) if counts.size else np.zeros(len(bounds) - 1, np.int64)
+        limit = self.step
+        if self.workers > 1:  # workers sort one bucket each while the writer holds one more
+            share = max(1024, self.step // (self.workers + 1))
+            limit = min(share, max(-(-int(counts.sum()) // self.workers), MIN_BUCKET_ARCS))
         edges, acc = [0], 0
         for i, c in enumerate(per_interval.tolist()):
-            if acc and acc + c > self.step:
+            if acc and acc + c > limit:
                 edges.append(i)
                 acc = 0
             acc += c
@@ -300,6 +311,8 @@ class GraphBuilder:
             buckets[0].append(src, dst, w)
             return
         b = np.searchsorted(edges, key, side="right") - 1
+        if len(buckets) < 1 << 15:
+            b = b.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort: linear
         order = np.argsort(b, kind="stable")
         b = b[order]
         cuts = np.searchsorted(b, np.arange(len(buckets) + 1))
@@ -331,12 +344,17 @@ class GraphBuilder:
         in_degree = np.zeros(n, np.int64)
         step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
                                 disable=not self.progress)
-        for dst, src, w in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w, step_bar):
+        def lay_out(dst, src, w):  # on a worker thread: the bucket's CEL blocks and statistics
+            facts = {"self_loops": int(np.count_nonzero(src == dst))}
             if w is not None and w.size:
-                stats["min_weight"] = min(stats["min_weight"], float(w.min()))
-                stats["max_weight"] = max(stats["max_weight"], float(w.max()))
-            stats["self_loops"] += int(np.count_nonzero(src == dst))
-            blocks = build_blocks(dst, src, w, size, k, ldt)
+                facts.update(min_weight=float(w.min()), max_weight=float(w.max()))
+            return build_blocks(dst, src, w, size, k, ldt), facts
+
+        for blocks, facts in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w, step_bar,
+                                            lay_out):
+            stats["self_loops"] += facts["self_loops"]
+            stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
+            stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
             append(cel_src, blocks.src_local)
             append(cel_dst, blocks.dst_local)
             if cel_w is not None:
@@ -401,22 +419,27 @@ class GraphBuilder:
         log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
         return {"num_arcs": num_arcs}
 
-    def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar):
+    def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar, lay_out=None):
         """For each bucket: load, sort by (row, column) — rows are destinations with ``by_dst`` —
-        merge repeats, fill the rows' degrees and append the CSR columns and weights. Yields
-        (rows, columns, weights) of each bucket, weights in the stored type."""
-        for b, bucket in enumerate(buckets):
+        merge repeats, fill the rows' degrees and append the CSR columns and weights. The sorting
+        runs on worker threads, the appending here, in bucket order. Yields ``lay_out(rows,
+        columns, weights)`` of each bucket (computed on the worker; weights in the stored type)."""
+        def sort(b):
             lo, hi = int(edges[b]), int(edges[b + 1])
-            src, dst, w = self._load(bucket)
+            src, dst, w = self._load(buckets[b])
             rows, cols = (dst, src) if by_dst else (src, dst)
             rows, cols, w = sort_arcs(rows, cols, w, n, dedupe=self.dedupe)
-            degree[lo:hi] = np.bincount(rows - lo, minlength=hi - lo)
-            append(indices, cols.astype(indices.dtype))
+            w = None if w is None else w.astype(weights.dtype)
+            laid = None if lay_out is None else lay_out(rows, cols, w)
+            return lo, hi, np.bincount(rows - lo, minlength=hi - lo), cols.astype(indices.dtype), w, laid
+
+        for lo, hi, deg, cols, w, laid in ordered_map(sort, range(len(buckets)), self.workers):
+            degree[lo:hi] = deg
+            append(indices, cols)
             if w is not None:
-                w = w.astype(weights.dtype)
                 append(weights, w)
             bar.update(1)
-            yield rows, cols, w
+            yield laid
 
     def _load(self, bucket: _Spill):
         parts = list(bucket.read(max(bucket.count, 1)))
