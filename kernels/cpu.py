@@ -6,6 +6,7 @@ product (``pull_sum``) or a segmented reduction (``relax_min``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,15 @@ class Batch:
 
     def dst(self) -> np.ndarray:
         return np.repeat(np.arange(self.dst_lo, self.dst_hi, dtype=np.int64), np.diff(self.matrix.indptr))
+
+
+def marker(where: str = "compute") -> float:
+    """A point in time for profiling (on the CPU, the host clock)."""
+    return time.perf_counter()
+
+
+def seconds_between(a: float, b: float) -> float:
+    return b - a
 
 
 def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:

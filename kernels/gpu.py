@@ -8,7 +8,7 @@ stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cupy as cp
@@ -46,6 +46,9 @@ class Batch:
     src: cp.ndarray                # int32 global ids
     dst: cp.ndarray
     weight: cp.ndarray | None      # stored type (float32 or float64)
+    # Events of a fresh upload, for profiling: "copy" (start, end) on the copy stream and
+    # "compute_start" on the compute stream, before decoding.
+    events: dict = field(default_factory=dict)
 
     @property
     def num_arcs(self) -> int:
@@ -71,6 +74,7 @@ class _Slot:
     def __init__(self):
         self.buffers: dict = {}
         self.done = None
+        self.events: dict = {}
         self.host = None  # keeps the (pinned) host arrays alive until their copy has finished
 
     def buffer(self, name, nbytes):
@@ -99,14 +103,17 @@ class _Stager:
         if slot.done is not None:
             self.stream.wait_event(slot.done)
         out = {}
+        start = self.stream.record()
         with self.stream:
             for name, host in arrays.items():
                 buf = slot.buffer(name, host.nbytes)
                 view = buf[:host.nbytes].view(host.dtype)
                 view.set(host, stream=self.stream)
                 out[name] = view
-        compute.wait_event(self.stream.record())
+        copied = self.stream.record()
+        compute.wait_event(copied)
         slot.host = arrays
+        slot.events = {"copy": (start, copied)}
         return out, slot
 
 
@@ -129,6 +136,7 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
     if weight is not None:
         host["w"] = weight
     dev, slot = _stager().upload(host)
+    events = dict(slot.events, compute_start=cp.cuda.get_current_stream().record())
     nb = len(lengths)
     src = cp.empty(m, dtype=np.int32)
     dst = cp.empty(m, dtype=np.int32)
@@ -137,7 +145,17 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
             (dev["src"], dev["dst"], t[:nb], t[nb:2 * nb], t[2 * nb:], np.int32(nb), src, dst, np.int64(m)))
     w = None if weight is None else dev["w"].copy()
     slot.done = cp.cuda.get_current_stream().record()
-    return Batch(int(dst_lo), int(dst_hi), src, dst, w)
+    return Batch(int(dst_lo), int(dst_hi), src, dst, w, events)
+
+
+def marker(where: str = "compute"):
+    """A CUDA event on the compute stream (``where="copy"``: the copy stream), for profiling."""
+    return (_stager().stream if where == "copy" else cp.cuda.get_current_stream()).record()
+
+
+def seconds_between(a, b) -> float:
+    """Seconds from event ``a`` to event ``b`` (both must have completed)."""
+    return cp.cuda.get_elapsed_time(a, b) / 1e3
 
 
 def empty_host(shape, dtype):
@@ -159,7 +177,7 @@ def resident(batch: Batch) -> Batch:
         return batch
     order = cp.argsort(batch.dst)  # CUB radix sort
     return Batch(batch.dst_lo, batch.dst_hi, batch.src[order], batch.dst[order],
-                 None if batch.weight is None else batch.weight[order])
+                 None if batch.weight is None else batch.weight[order], batch.events)
 
 
 def pull_sum(batch: Batch, x, out) -> None:

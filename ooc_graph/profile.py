@@ -8,9 +8,39 @@ import tempfile
 from .errors import ParameterError
 
 
+_LANE_COLORS = {"read": "tab:gray", "copy": "tab:green", "compute": "tab:blue"}
+
+
+def _traced_pass(result):
+    """The timeline entry worth drawing: the pass that moved the most bytes to the device (the
+    longest on a tie), else None."""
+    passes = result.passes
+    entries = [t for t in result.timeline if t["spans"]]
+    if not entries:
+        return None
+    return max(entries, key=lambda t: (passes[t["pass"]]["bytes_to_device"], passes[t["pass"]]["seconds"]))
+
+
+def _plot_timeline(ax, entry, record):
+    lanes = [lane for lane in ("read", "copy", "compute") if any(s[0] == lane for s in entry["spans"])]
+    for row, lane in enumerate(lanes):
+        bars = [(a, max(b - a, 1e-9)) for name, _, a, b in entry["spans"] if name == lane]
+        ax.broken_barh(bars, (row - 0.35, 0.7), color=_LANE_COLORS[lane], edgecolor="black", linewidth=0.3)
+    ax.set_yticks(range(len(lanes)), [{"read": "read (store→host)", "copy": "copy (host→device)",
+                                       "compute": "compute"}[lane] for lane in lanes])
+    ax.set_xlabel("seconds from the start of the pass")
+    ratios = [f"{name} {record[key]:.0%}" for name, key in (("copy/compute", "overlap_copy_compute"),
+                                                             ("read/compute", "overlap_read_compute"))
+              if record.get(key) is not None]
+    ax.set_title(f"pass {entry['pass'] + 1}: one bar per chunk; overlap "
+                 + (", ".join(ratios) if ratios else "none") + f"; compute idle {record['seconds_idle']:.4f} s")
+
+
 def plot_profile(result, path) -> str:
     """Write a PNG of ``result.passes`` (seconds per pass, split into reading the store and the
-    rest; host→device GB/s) and ``result.stats["convergence"]`` to ``path``; returns the path."""
+    rest; host→device GB/s), of one pass's timeline per lane (read / copy stream / compute
+    stream, when the run was profiled) and of ``result.stats["convergence"]`` to ``path``;
+    returns the path."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -18,7 +48,13 @@ def plot_profile(result, path) -> str:
     except ImportError as err:
         raise ParameterError("--profile needs matplotlib: pip install 'ooc-graph[plot]'") from err
     passes = result.passes
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 7), constrained_layout=True)
+    entry = _traced_pass(result)
+    if entry is None:
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 7), constrained_layout=True)
+    else:
+        fig, (ax1, axt, ax2) = plt.subplots(3, 1, figsize=(9, 10), constrained_layout=True,
+                                            height_ratios=(3, 2, 3))
+        _plot_timeline(axt, entry, passes[entry["pass"]])
     idx = list(range(1, len(passes) + 1))
     reading = [p["seconds_reading"] for p in passes]
     other = [max(p["seconds"] - p["seconds_reading"], 0.0) for p in passes]

@@ -1,5 +1,7 @@
 """Budgets, the chunk cache and selective scheduling."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,28 @@ def test_engine_budget_parsing(graph):
     with pytest.raises(ParameterError, match="cannot read memory size"):
         Engine(graph, memory="lots", device="cpu")
     assert Engine(graph, memory="1 MiB", device="cpu").memory == 2**20
+
+
+def test_profile_traces_every_chunk(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)  # chunks go through the reader thread
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, chunk_arcs=500, progress=False)
+    small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40_000)
+    plain = ooc_graph.pagerank(G, device="cpu", max_iter=3, tol=1e-300, **small)
+    assert plain.timeline == [] and "busy_compute" not in plain.passes[0]
+    r = ooc_graph.pagerank(G, device="cpu", max_iter=3, tol=1e-300, profile=True, **small)
+    np.testing.assert_array_equal(r.values, plain.values)
+    assert [t["pass"] for t in r.timeline] == [i for i, p in enumerate(r.passes) if p["kind"] == "pass"]
+    for entry in r.timeline:
+        record, spans = r.passes[entry["pass"]], entry["spans"]
+        compute = [s for s in spans if s[0] == "compute"]
+        reads = [s for s in spans if s[0] == "read"]
+        assert sorted(s[1] for s in compute) == list(range(record["chunks"]))
+        assert len(reads) > 0 and {s[1] for s in reads} <= {s[1] for s in compute}
+        assert all(0 <= a <= b <= record["seconds"] + 1e-3 for _, _, a, b in spans)
+        assert 0 < record["busy_compute"] <= record["seconds"] + 1e-3
+        assert record["busy_copy"] == 0 and record["overlap_copy_compute"] is None  # no copies on a CPU
+        assert 0 <= record["overlap_read_compute"] <= 1
+        assert record["seconds_idle"] == pytest.approx(max(0.0, record["seconds"] - record["busy_compute"]))
+    r.save("traced")
+    saved = json.loads(G.load_result("traced")["attrs"]["stats"])
+    assert "timeline" not in saved and saved["per_pass"][0]["busy_compute"] > 0

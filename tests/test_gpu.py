@@ -82,3 +82,19 @@ def test_selective_scheduling_on_gpu(tmp_path, monkeypatch):
 
 def test_auto_picks_the_gpu(rmat):
     assert ooc_graph.wcc(rmat, device="auto").device == "gpu"
+
+
+def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
+    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)
+    rmat.release()
+    state = 6 * 8 * rmat.num_vertices
+    r = ooc_graph.pagerank(rmat, device="gpu", device_memory=state + 512 * 1024, max_iter=4, tol=1e-300,
+                           profile=True)
+    for entry in r.timeline:
+        record, spans = r.passes[entry["pass"]], entry["spans"]
+        copies = sorted(s[1] for s in spans if s[0] == "copy")
+        assert copies and set(copies) <= set(range(record["chunks"]))
+        assert sorted(s[1] for s in spans if s[0] == "compute") == list(range(record["chunks"]))
+        assert all(-1e-3 <= a <= b <= record["seconds"] + 1e-3 for _, _, a, b in spans)
+        assert record["busy_copy"] > 0 and 0 <= record["overlap_copy_compute"] <= 1
+    assert r.passes[-1]["bytes_to_device"] > 0  # streamed again on the last pass

@@ -54,7 +54,7 @@ class Run:
         result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
                      seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,
                      stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
-                                          "convergence": s.convergence},
+                                          "convergence": s.convergence, "timeline": s.timeline},
                      graph=self.graph, **arrays)
         if store:
             result.save(store if isinstance(store, str) else None)

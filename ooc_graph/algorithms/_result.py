@@ -54,12 +54,20 @@ class Result:
         arcs, bytes read, bytes sent to the device, GB/s."""
         return self.stats.get("per_pass", [])
 
+    @property
+    def timeline(self) -> list:
+        """Profiling runs only: for some passes, ``{"pass": index into passes, "spans": [[lane,
+        chunk, start, stop], ...]}`` with lanes read / copy / compute (:mod:`ooc_graph.engine.trace`)."""
+        return self.stats.get("timeline", [])
+
     def save(self, name: str | None = None) -> str:
-        """Store the arrays and run attributes in the graph's file under ``results/<name>``."""
+        """Store the arrays and run attributes in the graph's file under ``results/<name>``
+        (not the profiling timeline, which can be large)."""
         name = name or self.algorithm
+        stats = {k: v for k, v in self.stats.items() if k != "timeline"}
         attrs = {"algorithm": self.algorithm, "parameters": self.parameters, "iterations": self.iterations,
                  "converged": self.converged, "seconds": self.seconds, "device": self.device,
-                 "stats": self.stats}
+                 "stats": stats}
         self.graph.save_result(name, self.arrays(), attrs)
         return name
 

@@ -24,6 +24,7 @@ from ooc_graph.store import Graph
 
 from .backend import get_backend
 from .cache import ResidentCache
+from .trace import PassTrace, summarize
 
 log = logging.getLogger("ooc_graph.engine")
 
@@ -70,12 +71,15 @@ class Stats:
     seconds_computing: float = 0.0
     per_pass: list = field(default_factory=list)     # one record per pass or advance
     convergence: list = field(default_factory=list)  # (iteration, measure) the algorithm reports
+    # Profiling only: {"pass": index into per_pass, "spans": [[lane, chunk, start, stop], ...]}.
+    timeline: list = field(default_factory=list)
 
     def as_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("per_pass", "convergence")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("per_pass", "convergence", "timeline")}
 
-    def record(self, kind, seconds, before: dict, arcs=None):
-        """Append a pass record: what moved since ``before`` (a snapshot of the counters)."""
+    def record(self, kind, seconds, before: dict, arcs=None, trace: PassTrace | None = None):
+        """Append a pass record: what moved since ``before`` (a snapshot of the counters); with a
+        ``trace`` (profiling) also the busy time of each lane and the overlap ratios."""
         moved = self.bytes_to_device - before["bytes_to_device"]
         self.per_pass.append({
             "kind": kind, "seconds": seconds,
@@ -86,6 +90,10 @@ class Stats:
             "GBps_to_device": moved / seconds / 1e9 if seconds > 0 else 0.0,
             "seconds_reading": self.seconds_reading - before["seconds_reading"],
         })
+        if trace is not None:
+            spans = trace.resolve()
+            self.per_pass[-1].update(summarize(spans, seconds))
+            self.timeline.append({"pass": len(self.per_pass) - 1, "spans": spans})
 
 
 class Engine:
@@ -102,7 +110,8 @@ class Engine:
         GPU only: budget for vertex state, the device chunk cache and a device CSR (default: 80%
         of the free device memory). Chunks beyond it are streamed again on every pass.
     profile : bool
-        Wait for the device at the end of every pass, so that per-pass seconds are exact.
+        Wait for the device at the end of every pass, so that per-pass seconds are exact, and
+        trace when each chunk was read, copied and computed (:mod:`.trace`).
     state_arrays : int
         How many float64 per-vertex arrays the algorithm keeps (counted against the budget).
     """
@@ -155,6 +164,8 @@ class Engine:
         self._csr = {}
         self._degree = None
         self._reader = None  # the thread that reads chunks ahead, made on first need
+        self._trace = None  # the current pass's PassTrace while profiling
+        self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
@@ -173,31 +184,40 @@ class Engine:
             self._reader = None
 
     # -- streaming ------------------------------------------------------------------------------
-    def _raw(self, i) -> "RawChunk":
+    def _raw(self, i, trace: PassTrace | None = None) -> "RawChunk":
         """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a GPU)."""
+        t = time.perf_counter()
         start, stop = self.bounds[i]
         layout, src, dst, w = self.graph.read_cel(start, stop, getattr(self.backend.kernels, "empty_host", None))
         raw = RawChunk(layout, src, dst, w)
         self.stats.bytes_read += raw.nbytes
+        if trace is not None:
+            trace.host("read", i, t, time.perf_counter())
         return raw
 
     def _load(self, i, raw=None):
         """Chunk i prepared for the backend; ``raw`` is the stored chunk if the reader has it."""
         t = time.perf_counter()
+        trace, k = self._trace, self.backend.kernels
         if self.host_cache is None:
-            raw = raw if raw is not None else self._raw(i)
+            raw = raw if raw is not None else self._raw(i, trace)
         else:
-            raw, _ = self.host_cache.get(i, (lambda: raw) if raw is not None else (lambda: self._raw(i)))
+            raw, _ = self.host_cache.get(i, (lambda: raw) if raw is not None else (lambda: self._raw(i, trace)))
             self.stats.bytes_to_device += raw.nbytes
+        start = k.marker() if trace is not None else None
         layout, size = raw.layout, self.graph.interval_size
         if layout.lengths.size:
             dst_lo = int(layout.dst_interval[0]) * size
             dst_hi = min((int(layout.dst_interval[-1]) + 1) * size, self.graph.num_vertices)
         else:
             dst_lo = dst_hi = 0
-        batch = self.backend.kernels.prepare(raw.src, raw.dst, raw.weight, layout.src_interval * size,
-                                             layout.dst_interval * size, layout.lengths, dst_lo, dst_hi,
-                                             self.graph.num_vertices)
+        batch = k.prepare(raw.src, raw.dst, raw.weight, layout.src_interval * size, layout.dst_interval * size,
+                          layout.lengths, dst_lo, dst_hi, self.graph.num_vertices)
+        if trace is not None:
+            events = getattr(batch, "events", {})
+            if "copy" in events:
+                trace.device("copy", i, *events["copy"])
+            self._compute_start[i] = events.get("compute_start", start)
         self.stats.seconds_reading += time.perf_counter() - t
         return batch
 
@@ -206,6 +226,9 @@ class Engine:
         skip chunks that hold no arc from an active interval."""
         self.stats.passes += 1
         before, t = self.stats.as_dict(), time.perf_counter()
+        k = self.backend.kernels
+        trace = self._trace = PassTrace(k) if self.profile else None
+        self._compute_start.clear()
         order = [i for i in range(len(self.bounds))
                  if active_intervals is None or active_intervals[self._chunk_src[i]].any()]
         self.stats.chunks_skipped += len(self.bounds) - len(order)
@@ -219,20 +242,26 @@ class Engine:
             for i in order:
                 while submitted < len(misses) and len(pending) < PREFETCH:
                     j = misses[submitted]
-                    pending[j] = self._reader_pool().submit(self._raw, j)
+                    pending[j] = self._reader_pool().submit(self._raw, j, trace)
                     submitted += 1
                 raw = pending.pop(i).result() if i in pending else None
                 batch, _ = self.cache.get(i, lambda i=i, raw=raw: self._load(i, raw), resident)
                 self.stats.chunks_processed += 1
                 self.stats.arcs_processed += batch.num_arcs
+                start = None if trace is None else self._compute_start.pop(i, None)
+                if trace is not None and start is None:  # a cached chunk: its compute starts now
+                    start = k.marker()
                 yield batch
+                if trace is not None:
+                    trace.device("compute", i, start, k.marker())
         finally:
             for future in pending.values():  # a consumer stopped early: let the reads finish
                 future.cancel()
                 if not future.cancelled():
                     future.exception()
         self._sync()
-        self.stats.record("pass", time.perf_counter() - t, before)
+        self._trace = None
+        self.stats.record("pass", time.perf_counter() - t, before, trace=trace)
 
     def _reader_pool(self) -> ThreadPoolExecutor:
         if self._reader is None:
