@@ -1,4 +1,6 @@
-"""CPU (NumPy/SciPy) operators. A batch is the arcs of one chunk in destination-major CSR form.
+"""CPU (NumPy/SciPy) operators. A batch is the arcs of one chunk in destination-major CSR form,
+one row per destination that has arcs (so a batch whose destinations spread far, such as the CEL
+augmentation, costs memory in its arcs, not in its range).
 
 The CSR is built once per chunk load, so every pass afterwards runs as a sparse matrix-vector
 product (``pull_sum``) or a segmented reduction (``relax_min``).
@@ -17,10 +19,10 @@ import scipy.sparse as sp
 class Batch:
     dst_lo: int
     dst_hi: int
-    matrix: sp.csr_matrix          # rows: dst - dst_lo; columns: global source ids; data: ones
+    matrix: sp.csr_matrix          # row r: destination rows[r] + dst_lo; columns: global source ids; data: ones
     weight: np.ndarray | None      # float64, CSR order
-    rows: np.ndarray               # non-empty rows (destination - dst_lo)
-    row_start: np.ndarray          # CSR offset of each non-empty row
+    rows: np.ndarray               # destination - dst_lo of each row (all rows are non-empty)
+    row_start: np.ndarray          # CSR offset of each row
 
     @property
     def num_arcs(self) -> int:
@@ -33,7 +35,7 @@ class Batch:
         return total + (0 if self.weight is None else self.weight.nbytes)
 
     def dst(self) -> np.ndarray:
-        return np.repeat(np.arange(self.dst_lo, self.dst_hi, dtype=np.int64), np.diff(self.matrix.indptr))
+        return np.repeat(self.rows + self.dst_lo, np.diff(self.matrix.indptr))
 
 
 def marker(where: str = "compute") -> float:
@@ -49,25 +51,23 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
     """Global ids from local ones (per-block bases repeated over block lengths), then CSR by destination."""
     src = src_local.astype(np.int64) + np.repeat(np.asarray(src_base, np.int64), lengths)
     row = dst_local.astype(np.int64) + np.repeat(np.asarray(dst_base, np.int64) - dst_lo, lengths)
-    nrows = max(dst_hi - dst_lo, 0)
     # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.
     order = np.argsort(row, kind="stable")
-    counts = np.bincount(row, minlength=nrows) if row.size else np.zeros(nrows, np.int64)
-    indptr = np.zeros(nrows + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    row = row[order]
+    rows, row_start = np.unique(row, return_index=True) if row.size else (np.zeros(0, np.int64),) * 2
+    indptr = np.append(row_start, row.size)
     idx_dtype = np.int32 if num_vertices <= np.iinfo(np.int32).max else np.int64
     indices = src[order].astype(idx_dtype)
     matrix = sp.csr_matrix((np.ones(indices.size), indices, indptr.astype(idx_dtype, copy=False)),
-                           shape=(nrows, max(num_vertices, 1)))
-    rows = np.flatnonzero(counts).astype(np.int64)
+                           shape=(rows.size, max(num_vertices, 1)))
     w = None if weight is None else np.asarray(weight, np.float64)[order]
-    return Batch(dst_lo, dst_hi, matrix, w, rows, indptr[rows])
+    return Batch(dst_lo, dst_hi, matrix, w, rows.astype(np.int64), row_start.astype(np.int64))
 
 
 def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
     """``out[v] += Σ_{u→v} x[u]``."""
     if batch.num_arcs:
-        out[batch.dst_lo:batch.dst_hi] += batch.matrix @ x
+        out[batch.rows + batch.dst_lo] += batch.matrix @ x  # rows are distinct
 
 
 def _plus(cand, weight, plus):

@@ -34,6 +34,8 @@ def _common_build(p):
     p.add_argument("--chunk-arcs", type=int, help="arcs per transfer chunk (default 4194304)")
     p.add_argument("--weight-dtype", choices=("float32", "float64"), default="float32")
     p.add_argument("--workers", type=int, help="threads sorting (and generating) at once (default: cores, max 8)")
+    p.add_argument("--augment", action="store_true",
+                   help="also store the CEL augmentation for asynchronous execution (more disk)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -103,7 +105,7 @@ def _run_options(p):
 
 def _build_opts(a):
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs,
-                weight_dtype=a.weight_dtype, workers=a.workers, progress=not a.quiet)
+                weight_dtype=a.weight_dtype, workers=a.workers, augment=a.augment, progress=not a.quiet)
 
 
 def _save_npz(result, path):

@@ -71,18 +71,21 @@ class Blocks:
     block_len: np.ndarray  # arcs in each block
 
 
-def build_blocks(dst, src, weight, interval_size: int, num_intervals: int, local_dtype) -> Blocks:
-    """Lay out arcs already sorted by (dst, src) into CEL order: blocks by (dst interval, src interval)."""
+def build_blocks(dst, src, weight, interval_size: int, num_intervals: int, local_dtype, *,
+                 source_major: bool = False) -> Blocks:
+    """Lay out arcs into blocks ordered by (dst interval, src interval): CEL order; the order of
+    arcs inside a block is kept, so arcs sorted by (dst, src) give the CEL. ``source_major``
+    orders blocks by (src interval, dst interval) instead: the CEL augmentation's order."""
     di = interval_of(dst, interval_size)
     si = interval_of(src, interval_size)
-    block = di * np.int64(num_intervals) + si
-    # (dst, src) order is kept inside each block by the stable sort.
+    k = np.int64(num_intervals)
+    block = si * k + di if source_major else di * k + si
     order = np.argsort(block, kind="stable")
     block = block[order]
     src_o, dst_o = src[order], dst[order]
-    uniq, starts, counts = np.unique(block, return_index=True, return_counts=True)
-    bsrc = uniq % num_intervals
-    bdst = uniq // num_intervals
+    uniq, counts = np.unique(block, return_counts=True)
+    major, minor = uniq // k, uniq % k
+    bsrc, bdst = (major, minor) if source_major else (minor, major)
     size = np.int64(interval_size)
     return Blocks(
         src_local=(src_o - si[order] * size).astype(local_dtype),
@@ -92,6 +95,13 @@ def build_blocks(dst, src, weight, interval_size: int, num_intervals: int, local
         block_dst=bdst.astype(np.int64),
         block_len=counts.astype(np.int64),
     )
+
+
+def back_arcs(src, dst, weight, interval_size: int):
+    """The arcs whose destination interval precedes their source interval: the CEL augmentation
+    (out-arcs of a sub-graph's destinations into earlier sub-graphs)."""
+    keep = interval_of(dst, interval_size) < interval_of(src, interval_size)
+    return src[keep], dst[keep], None if weight is None else weight[keep]
 
 
 @dataclass(frozen=True)

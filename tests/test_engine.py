@@ -89,22 +89,35 @@ def test_per_pass_records(graph):
     assert r.stats["convergence"][-1][1] == 0  # the last iteration changed nothing
 
 
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "augmented"])
+def mesh(tmp_path_factory, request):
+    return ooc_graph.generate.grid(tmp_path_factory.mktemp("m") / "g.h5", 60, 20, weighted=True, interval_size=64,
+                                   chunk_arcs=200, augment=request.param, progress=False)
+
+
 @pytest.mark.parametrize("execution", ["sync", "async", "auto"])
-def test_executions_agree_and_async_streams_less(tmp_path, monkeypatch, execution):
+@pytest.mark.parametrize("far", [False, True], ids=["first", "last"])
+def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, far):
     monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
     monkeypatch.setattr(core, "ASYNC_AFTER_PASSES", 4)
-    G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, interval_size=64, chunk_arcs=200,
-                                progress=False)
-    ref = ooc_graph.sssp(G, 0, device="cpu", execution="sync")
-    small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40 * 600)
-    r = ooc_graph.sssp(G, 0, device="cpu", execution=execution, **small)
-    sync = ooc_graph.sssp(G, 0, device="cpu", execution="sync", **small)
+    G = mesh
+    source = G.num_vertices - 1 if far else 0  # waves towards higher ids, or towards lower ones
+    ref = ooc_graph.sssp(G, source, device="cpu", execution="sync")
+    small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 2 * 40 * 600)
+    r = ooc_graph.sssp(G, source, device="cpu", execution=execution, **small)
+    sync = ooc_graph.sssp(G, source, device="cpu", execution="sync", **small)
     np.testing.assert_array_equal(r.distance, ref.distance)
     np.testing.assert_array_equal(r.parent, ref.parent)
+    assert sync.stats["chunks"] > 10
+    if execution == "async":
+        # Chunks activated during a pass join it, and sweeps alternate direction: a handful of
+        # passes whichever way the wave runs, against one pass per hop across chunks.
+        assert r.stats["passes"] <= 12 < sync.stats["passes"] // 4
     if execution != "sync":
         assert r.stats["passes"] < sync.stats["passes"] and r.bytes_read < sync.bytes_read
         assert r.stats["local_iterations"] > 0
-    in_memory = ooc_graph.sssp(G, 0, device="cpu", execution="auto")
+        assert (r.stats["back_arcs"] > 0) == G.augmented
+    in_memory = ooc_graph.sssp(G, source, device="cpu", execution="auto")
     assert in_memory.stats["local_iterations"] == 0  # everything fits: auto stays synchronous
 
 

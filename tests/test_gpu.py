@@ -98,3 +98,16 @@ def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
         assert all(-1e-3 <= a <= b <= record["seconds"] + 1e-3 for _, _, a, b in spans)
         assert record["busy_copy"] > 0 and 0 <= record["overlap_copy_compute"] <= 1
     assert r.passes[-1]["bytes_to_device"] > 0  # streamed again on the last pass
+
+
+@pytest.mark.parametrize("algo", ["bfs", "sssp"])
+def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, algo):
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
+    G = ooc_graph.generate.grid(tmp_path / "g.h5", 80, 24, weighted=True, interval_size=64, chunk_arcs=256,
+                                augment=True, progress=False)
+    fn = getattr(ooc_graph, algo)
+    for source in (0, G.num_vertices - 1):
+        cpu = fn(G, source, device="cpu", execution="sync")
+        gpu = fn(G, source, device="gpu", execution="async", device_memory=6 * 8 * G.num_vertices + 40_000)
+        _same(cpu, gpu, algo)
+        assert gpu.stats["back_arcs"] > 0 and gpu.stats["passes"] < cpu.stats["passes"]

@@ -44,6 +44,47 @@ def test_cel_holds_every_arc_once(tmp_path, interval_size, chunk_arcs, directed)
     np.testing.assert_array_equal(G.in_degree, np.diff(ip))
 
 
+@pytest.mark.parametrize("interval_size", [1, 16, 1000])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("workers,memory", [(1, None), (3, "40KiB")])
+def test_cel_augmentation_holds_the_back_arcs(tmp_path, interval_size, directed, workers, memory):
+    rng = np.random.default_rng(4)
+    src, dst, w = random_edges(rng, n=300, m=1500, weighted=True)
+    G = ooc_graph.convert((src, dst, w), tmp_path / "g.h5", directed=directed, num_vertices=300,
+                          interval_size=interval_size, augment=True, workers=workers, memory=memory,
+                          progress=False)
+    assert G.augmented
+    size, k = G.interval_size, len(G.intervals) - 1
+    indptr, indices, weights = G.csr("out")
+    u = np.repeat(np.arange(300), np.diff(indptr))
+    back = indices // size < u // size
+    expected = sorted(zip(u[back].tolist(), indices[back].tolist(), weights[back].tolist()))
+    layout, s, d, wt = G.read_back_arcs(0, k - 1, k, G.num_arcs)
+    gs, gd = to_global(layout, s, d, size)
+    assert sorted(zip(gs.tolist(), gd.tolist(), wt.tolist())) == expected
+    # Source-major blocks: (source interval, destination interval) increasing.
+    offsets, bsrc, bdst = G.back_blocks
+    assert list(zip(bsrc, bdst)) == sorted(set(zip(bsrc, bdst))) and (bdst < bsrc).all()
+    assert offsets[-1] == len(expected)
+    # A window: sources in intervals first..last, destinations before `before`, capped.
+    first, last, before = k // 3, 2 * k // 3, k // 2
+    want = [a for a in expected if first <= a[0] // size <= last and a[1] // size < before]
+    layout, s, d, wt = G.read_back_arcs(first, last, before, 10**9)
+    gs, gd = to_global(layout, s, d, size)
+    assert sorted(zip(gs.tolist(), gd.tolist(), wt.tolist())) == sorted(want)
+    cap = len(want) // 3
+    layout, s, d, wt = G.read_back_arcs(first, last, before, cap)
+    gs, gd = to_global(layout, s, d, size)
+    assert len(gs) == cap == layout.lengths.sum() and set(zip(gs.tolist(), gd.tolist(), wt.tolist())) <= set(want)
+
+
+def test_store_without_augmentation(store):
+    G = ooc_graph.open(store)
+    assert not G.augmented
+    with pytest.raises(StoreError, match="no CEL augmentation"):
+        G.read_back_arcs(0, 0, 0, 10)
+
+
 def test_local_ids_narrowest_type():
     assert local_id_dtype(interval_bounds(10, 256)) == np.uint8
     assert local_id_dtype(interval_bounds(10**6, 257)) == np.uint16

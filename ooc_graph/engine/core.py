@@ -62,6 +62,7 @@ class Stats:
     passes: int = 0
     advances: int = 0
     local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
+    back_arcs: int = 0  # arcs of the CEL augmentation relaxed (async mode, augmented stores)
     chunks_processed: int = 0
     chunks_skipped: int = 0
     arcs_processed: int = 0
@@ -143,11 +144,13 @@ class Engine:
             self._csr_budget = self.device_memory // 4
             free = max(self.device_memory - state_bytes - self._csr_budget, 0)
             per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
-        # A chunk in flight may take at most half of what is left; the rest caches chunks.
-        chunk = max(1, min(graph.chunk_arcs, (free // 2) // per_arc))
+        # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store)
+        # may take at most half of what is left; the rest caches chunks.
+        in_flight = 2 if graph.augmented else 1
+        chunk = max(1, min(graph.chunk_arcs, (free // (1 + in_flight)) // per_arc))
         self.chunk_arcs = chunk
         self.bounds = [(a, min(a + chunk, arcs)) for a in range(0, arcs, chunk)]
-        self.cache = ResidentCache(free - chunk * per_arc)
+        self.cache = ResidentCache(free - in_flight * chunk * per_arc)
         # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
         # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
         self.host_cache = None if free_device is None else ResidentCache(self.memory)
@@ -161,6 +164,8 @@ class Engine:
         first = np.searchsorted(self._block_offsets, [a for a, _ in self.bounds], side="right") - 1
         last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
         self._chunk_src = [np.unique(self._block_src[f:e]) for f, e in zip(first, last)]
+        # First and last sub-graph (destination interval) of each chunk.
+        self._chunk_dst = [(int(self._block_dst[f]), int(self._block_dst[e - 1])) for f, e in zip(first, last)]
         self._csr = {}
         self._degree = None
         self._reader = None  # the thread that reads chunks ahead, made on first need
@@ -195,20 +200,35 @@ class Engine:
             trace.host("read", i, t, time.perf_counter())
         return raw
 
-    def _load(self, i, raw=None):
-        """Chunk i prepared for the backend; ``raw`` is the stored chunk if the reader has it."""
+    def _raw_back(self, i, trace: PassTrace | None = None) -> "RawChunk":
+        """Chunk i's CEL augmentation: the arcs from its sub-graphs' vertices back into earlier
+        sub-graphs (at most a chunk's worth)."""
+        t = time.perf_counter()
+        first, last = self._chunk_dst[i]
+        layout, src, dst, w = self.graph.read_back_arcs(first, last, first, self.chunk_arcs,
+                                                        getattr(self.backend.kernels, "empty_host", None))
+        raw = RawChunk(layout, src, dst, w)
+        self.stats.bytes_read += raw.nbytes
+        if trace is not None:
+            trace.host("read", i, t, time.perf_counter())
+        return raw
+
+    def _load(self, i, raw=None, back: bool = False):
+        """Chunk i (``back``: its CEL augmentation) prepared for the backend; ``raw`` is the stored
+        chunk if the reader has it."""
         t = time.perf_counter()
         trace, k = self._trace, self.backend.kernels
+        read = (lambda: self._raw_back(i, trace)) if back else (lambda: self._raw(i, trace))
         if self.host_cache is None:
-            raw = raw if raw is not None else self._raw(i, trace)
+            raw = raw if raw is not None else read()
         else:
-            raw, _ = self.host_cache.get(i, (lambda: raw) if raw is not None else (lambda: self._raw(i, trace)))
+            raw, _ = self.host_cache.get(("back", i) if back else i, (lambda: raw) if raw is not None else read)
             self.stats.bytes_to_device += raw.nbytes
         start = k.marker() if trace is not None else None
         layout, size = raw.layout, self.graph.interval_size
         if layout.lengths.size:
-            dst_lo = int(layout.dst_interval[0]) * size
-            dst_hi = min((int(layout.dst_interval[-1]) + 1) * size, self.graph.num_vertices)
+            dst_lo = int(layout.dst_interval.min()) * size
+            dst_hi = min((int(layout.dst_interval.max()) + 1) * size, self.graph.num_vertices)
         else:
             dst_lo = dst_hi = 0
         batch = k.prepare(raw.src, raw.dst, raw.weight, layout.src_interval * size, layout.dst_interval * size,
@@ -221,17 +241,29 @@ class Engine:
         self.stats.seconds_reading += time.perf_counter() - t
         return batch
 
-    def batches(self, active_intervals: np.ndarray | None = None):
-        """Yield the prepared batches of one pass; with ``active_intervals`` (bool, one per interval)
-        skip chunks that hold no arc from an active interval."""
+    def back_batch(self, i):
+        """The prepared CEL augmentation of chunk i (cached like chunks), or None if it has no arc."""
+        batch, _ = self.cache.get(("back", i), lambda: self._load(i, back=True),
+                                  getattr(self.backend.kernels, "resident", None))
+        return batch if batch.num_arcs else None
+
+    def batches(self, active_intervals: np.ndarray | None = None, *, indexed: bool = False, live=None,
+                reverse: bool = False):
+        """Yield the prepared batches of one pass (``indexed``: ``(chunk, batch)`` pairs); with
+        ``active_intervals`` (bool, one per interval) skip chunks that hold no arc from an active
+        interval. ``live()``, if given, returns the active intervals as they are now: a chunk
+        inactive at the start of the pass is processed if an earlier chunk of the pass activated it
+        (asynchronous execution; such chunks are read without the reader thread). ``reverse``
+        visits the chunks last to first."""
         self.stats.passes += 1
         before, t = self.stats.as_dict(), time.perf_counter()
         k = self.backend.kernels
         trace = self._trace = PassTrace(k) if self.profile else None
         self._compute_start.clear()
-        order = [i for i in range(len(self.bounds))
-                 if active_intervals is None or active_intervals[self._chunk_src[i]].any()]
-        self.stats.chunks_skipped += len(self.bounds) - len(order)
+        every = range(len(self.bounds) - 1, -1, -1) if reverse else range(len(self.bounds))
+        order = [i for i in every if active_intervals is None or active_intervals[self._chunk_src[i]].any()]
+        scheduled = set(order)
+        processed = 0
         # Chunks no cache holds are read from the store by the reader thread, PREFETCH ahead, so
         # that reading chunk i+1 overlaps preparing and processing chunk i.
         misses = [] if self.chunk_arcs < PREFETCH_MIN_ARCS else \
@@ -239,7 +271,9 @@ class Engine:
         pending, submitted = {}, 0
         resident = getattr(self.backend.kernels, "resident", None)
         try:
-            for i in order:
+            for i in order if live is None else every:
+                if i not in scheduled and not live()[self._chunk_src[i]].any():
+                    continue
                 while submitted < len(misses) and len(pending) < PREFETCH:
                     j = misses[submitted]
                     pending[j] = self._reader_pool().submit(self._raw, j, trace)
@@ -247,11 +281,12 @@ class Engine:
                 raw = pending.pop(i).result() if i in pending else None
                 batch, _ = self.cache.get(i, lambda i=i, raw=raw: self._load(i, raw), resident)
                 self.stats.chunks_processed += 1
+                processed += 1
                 self.stats.arcs_processed += batch.num_arcs
                 start = None if trace is None else self._compute_start.pop(i, None)
                 if trace is not None and start is None:  # a cached chunk: its compute starts now
                     start = k.marker()
-                yield batch
+                yield (i, batch) if indexed else batch
                 if trace is not None:
                     trace.device("compute", i, start, k.marker())
         finally:
@@ -259,6 +294,7 @@ class Engine:
                 future.cancel()
                 if not future.cancelled():
                     future.exception()
+            self.stats.chunks_skipped += len(self.bounds) - processed
         self._sync()
         self._trace = None
         self.stats.record("pass", time.perf_counter() - t, before, trace=trace)
@@ -311,7 +347,11 @@ class Engine:
 
         ``execution="async"`` (WolfGraph): within a pass, each loaded chunk is relaxed again until
         it changes nothing, so arcs inside a chunk carry updates many hops per pass; this costs
-        one device→host flag per extra relaxation. ``"auto"`` runs synchronously and turns
+        one device→host flag per extra relaxation. A chunk that an earlier chunk of the same pass
+        activated is processed in that pass, and passes sweep forwards and backwards in turn, so
+        a wave crosses every chunk in one pass whichever way it travels. On a store with the CEL
+        augmentation a forward sweep relaxes each chunk's arcs back into earlier sub-graphs with
+        it. ``"auto"`` runs synchronously and turns
         asynchronous once ``ASYNC_AFTER_PASSES`` passes have been needed while chunks are streamed
         (the cache does not hold them all): a high-diameter graph out of core.
         """
@@ -344,13 +384,23 @@ class Engine:
                 cel_passes += 1
                 local = execution == "async" or (execution == "auto" and cel_passes > ASYNC_AFTER_PASSES
                                                  and self.cache.refused > 0)
-                for batch in self.batches(active):
+                live = self._live_intervals(active, changed) if local else None
+                # Asynchronous passes sweep forwards and backwards in turn (symmetric Gauss-Seidel),
+                # so a wave travelling towards lower ids crosses all chunks in one pass too.
+                backward = local and cel_passes % 2 == 0
+                for i, batch in self.batches(active, indexed=True, live=live, reverse=backward):
                     if not local:
                         k.relax_min(batch, state, plus, changed)
                         continue
+                    # The augmentation reaches sub-graphs processed earlier in a forward sweep.
+                    back = self.back_batch(i) if g.augmented and not backward else None
                     for _ in range(MAX_LOCAL_ITERATIONS):  # to local convergence
                         flag.fill(0)
                         k.relax_min(batch, state, plus, changed, flag)
+                        if back is not None:
+                            k.relax_min(back, state, plus, changed, flag)
+                            self.stats.back_arcs += back.num_arcs
+                            self.stats.arcs_processed += back.num_arcs
                         if not int(flag[0]):
                             break
                         self.stats.local_iterations += 1
@@ -361,6 +411,18 @@ class Engine:
                      int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
+
+    def _live_intervals(self, active: np.ndarray, changed):
+        """``live()`` for :meth:`batches`: the intervals active at the start of the pass or holding
+        a vertex changed since (one small device→host copy per call)."""
+        size, n = self.graph.interval_size, self.graph.num_vertices
+        xp = self.backend.xp
+        padded = xp.zeros(len(active) * size, dtype=np.uint8)
+
+        def live():
+            padded[:n] = changed
+            return active | self.backend.to_host(padded.reshape(len(active), size).any(axis=1))
+        return live
 
     def hook_components(self):
         """Connected components by hooking and pointer jumping (Gunrock CC): each pass hangs the

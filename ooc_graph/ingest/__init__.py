@@ -56,7 +56,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
             weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
-            workers: int | None = None):
+            workers: int | None = None, augment: bool = False):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -88,6 +88,9 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     weight_dtype : {"float32", "float64"}
     workers : int, optional
         Threads sorting buckets at once (default: the cores, at most 8); they share ``memory``.
+    augment : bool
+        Also store WolfGraph's CEL augmentation (the arcs back into earlier sub-graphs, about half
+        the arcs again on a random graph), which asynchronous BFS/SSSP relaxes with each chunk.
 
     Returns
     -------
@@ -132,7 +135,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                       labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
-                      workers=workers) as builder:
+                      workers=workers, augment=augment) as builder:
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
             builder.add(s, d, w if weighted else None, locate=locate)
         builder.finish()

@@ -24,7 +24,7 @@ from ooc_graph._memory import budget, human
 from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
-from ooc_graph.partitioning.cel import build_blocks, sort_arcs
+from ooc_graph.partitioning.cel import back_arcs, build_blocks, sort_arcs
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
 from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
@@ -83,14 +83,16 @@ class GraphBuilder:
     Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
     vertex set in advance, as a Graphalytics ``.v`` file does; ``num_vertices`` fixes n for inputs
     whose ids are already 0..n-1 (DIMACS, Matrix Market, generators). ``workers`` threads sort
-    buckets at once (default: the cores, at most 8), sharing the memory budget.
+    buckets at once (default: the cores, at most 8), sharing the memory budget. ``augment``
+    also stores the CEL augmentation (``partitioning/FORMAT.md``) for asynchronous execution.
     """
 
     def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
                  labels: np.ndarray | None = None, relabel: bool | None = None,
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
-                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None):
+                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
+                 augment: bool = False):
         if weight_dtype not in WEIGHT_DTYPES:
             raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
         if chunk_arcs is not None and int(chunk_arcs) < 1:
@@ -105,6 +107,7 @@ class GraphBuilder:
         self.drop_self_loops, self.dedupe = bool(drop_self_loops), bool(dedupe)
         self.memory = budget(memory)
         self.workers = num_workers(workers)
+        self.augment = bool(augment)
         self.interval_size = interval_size
         self.chunk_arcs = int(chunk_arcs or F.DEFAULT_CHUNK_ARCS)
         self.weight_dtype = np.dtype(weight_dtype)
@@ -327,10 +330,9 @@ class GraphBuilder:
         upper = max(1, sum(b.count for b in in_buckets))
         chunk = min(self.chunk_arcs, upper)
         wdt = self.weight_dtype
-        cel_src = create_appendable(h5, F.CEL_SRC, ldt, chunk)
-        cel_dst = create_appendable(h5, F.CEL_DST, ldt, chunk)
-        cel_w = create_appendable(h5, F.CEL_WEIGHT, wdt, chunk) if self.weighted else None
-        table = {name: [] for name in ("src", "dst", "len")}
+        cel = _BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
+        aug = _BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
+            if self.augment else None
         hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
 
         def csr_writer(side):
@@ -344,24 +346,27 @@ class GraphBuilder:
         in_degree = np.zeros(n, np.int64)
         step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
                                 disable=not self.progress)
+        def augmentation(src, dst, w):  # the bucket's back arcs, source-major
+            s, d, bw = back_arcs(src, dst, w, size)
+            return build_blocks(d, s, bw, size, k, ldt, source_major=True)
+
         def lay_out(dst, src, w):  # on a worker thread: the bucket's CEL blocks and statistics
             facts = {"self_loops": int(np.count_nonzero(src == dst))}
             if w is not None and w.size:
                 facts.update(min_weight=float(w.min()), max_weight=float(w.max()))
-            return build_blocks(dst, src, w, size, k, ldt), facts
+            # Undirected: every arc has its mirror, so the back arcs leaving this bucket's
+            # intervals are the mirrors of its arcs that come from earlier intervals.
+            back = augmentation(dst, src, w) if aug is not None and not self.directed else None
+            return build_blocks(dst, src, w, size, k, ldt), facts, back
 
-        for blocks, facts in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w, step_bar,
-                                            lay_out):
+        for blocks, facts, back in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w,
+                                                  step_bar, lay_out):
             stats["self_loops"] += facts["self_loops"]
             stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
             stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
-            append(cel_src, blocks.src_local)
-            append(cel_dst, blocks.dst_local)
-            if cel_w is not None:
-                append(cel_w, blocks.weight)
-            table["src"].append(blocks.block_src)
-            table["dst"].append(blocks.block_dst)
-            table["len"].append(blocks.block_len)
+            cel.append(blocks)
+            if back is not None:
+                aug.append(back)
         write_array(h5, F.CSR.format(side=in_side, part="indptr"), _indptr(in_degree))
         write_array(h5, F.IN_DEGREE, in_degree)
         num_arcs = int(in_degree.sum())
@@ -369,8 +374,10 @@ class GraphBuilder:
         if self.directed:
             out_idx, out_w = csr_writer("out")
             out_degree = np.zeros(n, np.int64)
-            for _ in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w, step_bar):
-                pass
+            for back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w, step_bar,
+                                       augmentation if aug is not None else None):
+                if back is not None:
+                    aug.append(back)
             write_array(h5, F.CSR.format(side="out", part="indptr"), _indptr(out_degree))
             write_array(h5, F.OUT_DEGREE, out_degree)
         else:
@@ -382,14 +389,11 @@ class GraphBuilder:
             h5[F.OUT_DEGREE] = h5py.SoftLink("/" + F.IN_DEGREE)
         step_bar.close()
 
-        bsrc = np.concatenate(table["src"]) if table["src"] else np.zeros(0, np.int64)
-        bdst = np.concatenate(table["dst"]) if table["dst"] else np.zeros(0, np.int64)
-        blen = np.concatenate(table["len"]) if table["len"] else np.zeros(0, np.int64)
         write_array(h5, F.CEL_INTERVALS, bounds)
-        write_array(h5, F.CEL_BLOCK_SRC, bsrc)
-        write_array(h5, F.CEL_BLOCK_DST, bdst)
-        write_array(h5, F.CEL_BLOCK_OFFSETS, _indptr(blen))
+        _, bdst, blen = cel.finish((F.CEL_BLOCK_SRC, F.CEL_BLOCK_DST, F.CEL_BLOCK_OFFSETS))
         write_array(h5, F.CEL_SUBGRAPH_BLOCKS, np.searchsorted(bdst, np.arange(k + 1)).astype(np.int64))
+        if aug is not None:
+            aug.finish((F.AUG_BLOCK_SRC, F.AUG_BLOCK_DST, F.AUG_BLOCK_OFFSETS))
         if labels is not None:
             write_array(h5, F.LABELS, labels.astype(np.int64))
         h5.create_group(F.RESULTS)
@@ -404,7 +408,7 @@ class GraphBuilder:
             "id_dtype": gdt.name, "local_id_dtype": ldt.name,
             "weight_dtype": wdt.name if self.weighted else "",
             "interval_size": size, "num_intervals": k, "num_blocks": len(blen),
-            "chunk_arcs": chunk, "self_loops": loops, "deduplicated": self.dedupe,
+            "chunk_arcs": chunk, "self_loops": loops, "deduplicated": self.dedupe, "augmented": self.augment,
             "min_weight": stats["min_weight"] if self.weighted and num_arcs else 0.0,
             "max_weight": stats["max_weight"] if self.weighted and num_arcs else 0.0,
             "built_by": json.dumps({
@@ -446,6 +450,35 @@ class GraphBuilder:
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if self.weighted else None)
         return parts[0]
+
+
+class _BlockWriter:
+    """Appends laid-out blocks to local-id (and weight) datasets and writes their block table."""
+
+    def __init__(self, h5, names, local_dtype, weight_dtype, chunk):
+        self.h5 = h5
+        self.src, self.dst = (create_appendable(h5, name, local_dtype, chunk) for name in names[:2])
+        self.weight = None if names[2] is None else create_appendable(h5, names[2], weight_dtype, chunk)
+        self.table = {name: [] for name in ("src", "dst", "len")}
+
+    def append(self, blocks) -> None:
+        append(self.src, blocks.src_local)
+        append(self.dst, blocks.dst_local)
+        if self.weight is not None:
+            append(self.weight, blocks.weight)
+        self.table["src"].append(blocks.block_src)
+        self.table["dst"].append(blocks.block_dst)
+        self.table["len"].append(blocks.block_len)
+
+    def finish(self, names):
+        """Write the block table (source intervals, destination intervals, offsets) under
+        ``names``; returns (source intervals, destination intervals, lengths)."""
+        src, dst, length = (np.concatenate(self.table[c]) if self.table[c] else np.zeros(0, np.int64)
+                            for c in ("src", "dst", "len"))
+        write_array(self.h5, names[0], src)
+        write_array(self.h5, names[1], dst)
+        write_array(self.h5, names[2], _indptr(length))
+        return src, dst, length
 
 
 def _indptr(counts: np.ndarray) -> np.ndarray:

@@ -17,6 +17,13 @@ CEL_BLOCK_OFFSETS = "cel/block_offsets"
 CEL_SRC = "cel/src"
 CEL_DST = "cel/dst"
 CEL_WEIGHT = "cel/weight"
+# Optional CEL augmentation (source-major), present when the root attribute "augmented" is true.
+AUG_BLOCK_SRC = "cel_aug/block_src_interval"
+AUG_BLOCK_DST = "cel_aug/block_dst_interval"
+AUG_BLOCK_OFFSETS = "cel_aug/block_offsets"
+AUG_SRC = "cel_aug/src"
+AUG_DST = "cel_aug/dst"
+AUG_WEIGHT = "cel_aug/weight"
 RESULTS = "results"
 
 DEFAULT_CHUNK_ARCS = 1 << 22       # 4 Mi arcs: 16 MiB per transfer chunk at 2 x uint16

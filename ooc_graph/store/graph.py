@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 
 from ooc_graph.errors import FormatVersionError, ParameterError, StoreError
-from ooc_graph.partitioning.cel import chunk_layout
+from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
 from . import _format as F
 from .writer import write_array
@@ -155,17 +155,64 @@ class Graph:
         out = [self._read_into(name, start, stop, empty or np.empty) for name in names]
         return layout, out[0], out[1], (out[2] if self.weighted else None)
 
+    @property
+    def augmented(self) -> bool:
+        """Whether the store holds the CEL augmentation (``convert(..., augment=True)``)."""
+        return bool(self.attrs.get("augmented", False))
+
+    @cached_property
+    def back_blocks(self):
+        """The CEL augmentation's block table: (offsets, source interval, destination interval)."""
+        return (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
+
+    def read_back_arcs(self, first: int, last: int, before: int, limit: int, empty=None):
+        """Arcs of the CEL augmentation from source intervals ``first..last`` into destination
+        intervals ``< before``, at most ``limit`` of them (whole blocks first, in store order):
+        ``(layout, src_local, dst_local, weight-or-None)`` as :meth:`read_cel`."""
+        if not self.augmented:
+            raise StoreError(f"{self.path}: the store has no CEL augmentation (convert with augment=True)")
+        offsets, bsrc, bdst = self.back_blocks
+        lo, hi = int(np.searchsorted(bsrc, first, side="left")), int(np.searchsorted(bsrc, last, side="right"))
+        picked = lo + np.flatnonzero(bdst[lo:hi] < before)
+        lengths = (offsets[picked + 1] - offsets[picked]).astype(np.int64)
+        taken = np.minimum(lengths, np.maximum(limit - (np.cumsum(lengths) - lengths), 0))
+        keep = taken > 0
+        picked, taken = picked[keep], taken[keep]
+        layout = ChunkLayout(start=0, stop=int(taken.sum()), first_block=-1, lengths=taken,
+                             src_interval=bsrc[picked].astype(np.int64), dst_interval=bdst[picked].astype(np.int64))
+        # Blocks picked are runs of consecutive blocks (a prefix of each source interval's run):
+        # read each run with one call.
+        starts = offsets[picked]
+        run = np.flatnonzero(np.diff(picked, prepend=-2) != 1)  # first block of each run
+        ends = np.append(run[1:], picked.size)
+        names = (F.AUG_SRC, F.AUG_DST) + ((F.AUG_WEIGHT,) if self.weighted else ())
+        out = []
+        for name in names:
+            ds = self._h5[name]
+            arr = (empty or np.empty)((layout.stop,), ds.dtype)
+            at = 0
+            for r, e in zip(run, ends):
+                count = int(taken[r:e].sum())
+                self._read_range(ds, name, arr, int(starts[r]), at, count)
+                at += count
+            out.append(arr)
+        return layout, out[0], out[1], (out[2] if self.weighted else None)
+
+    def _read_range(self, ds, name, arr, start, at, count):
+        try:
+            if count:
+                ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
+        except OSError as err:
+            raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
+
     def _read_into(self, name, start, stop, empty):
         try:
             ds = self._h5[name]
             arr = empty((stop - start,), ds.dtype)
-            if stop > start:
-                ds.read_direct(arr, np.s_[start:stop])
+            self._read_range(ds, name, arr, start, 0, stop - start)
             return arr
         except KeyError as err:
             raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
-        except OSError as err:
-            raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
 
     def cel_nbytes_per_arc(self) -> int:
         n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize
