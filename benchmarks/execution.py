@@ -1,4 +1,5 @@
-"""Synchronous against asynchronous (WolfGraph) execution of BFS and SSSP, in memory and streamed.
+"""Synchronous against asynchronous (WolfGraph) execution of BFS and SSSP, in memory and streamed;
+asynchronous also on a store with the CEL augmentation ("async+aug").
 
     python benchmarks/execution.py --device cpu      # writes results/execution-cpu.json
     python benchmarks/execution.py --device gpu      # on the GPU machine
@@ -35,12 +36,13 @@ def main():
     core.ADVANCE_FRACTION = 0.0
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    graphs = {
-        "road": ooc_graph.convert(a.road, work / "road.h5", chunk_arcs=1 << 16, interval_size=1 << 14,
-                                  progress=False),
-        "rmat": ooc_graph.generate.rmat(work / "rmat.h5", a.scale, 16, weighted=True, chunk_arcs=1 << 19,
-                                        progress=False),
-    }
+    def build(augment):
+        tag = "-aug" if augment else ""
+        return {"road": ooc_graph.convert(a.road, work / f"road{tag}.h5", chunk_arcs=1 << 16,
+                                          interval_size=1 << 14, augment=augment, progress=False),
+                "rmat": ooc_graph.generate.rmat(work / f"rmat{tag}.h5", a.scale, 16, weighted=True,
+                                                chunk_arcs=1 << 19, augment=augment, progress=False)}
+    graphs, augmented = build(False), build(True)
     rows = []
     for name, G in graphs.items():
         src = 0 if name == "road" else int(np.argmax(G.out_degree))
@@ -51,15 +53,18 @@ def main():
         for label, budget in budgets.items():
             for algo in ("bfs", "sssp"):
                 ref = None
-                for ex in ("sync", "async", "auto"):
-                    G.release()
-                    r = getattr(ooc_graph, algo)(G, src, device=a.device, execution=ex, **budget)
+                for ex in ("sync", "async", "async+aug", "auto"):
+                    H = augmented[name] if ex == "async+aug" else G
+                    H.release()
+                    r = getattr(ooc_graph, algo)(H, src, device=a.device, execution=ex.split("+")[0], **budget)
                     if ref is None:
                         ref = r
                     assert all(np.array_equal(ref.arrays()[k], r.arrays()[k]) for k in r.arrays())
                     row = {"graph": name, "arcs": G.num_arcs, "chunks": r.stats["chunks"], "budget": label,
                            "algorithm": algo, "execution": ex, "seconds": r.seconds, "passes": r.stats["passes"],
                            "local_iterations": r.stats["local_iterations"], "arcs_relaxed": r.stats["arcs_processed"],
+                           "back_arcs": r.stats["back_arcs"],
+                           "stored_back_arcs": int(augmented[name].back_blocks[0][-1]),
                            "bytes_read": r.bytes_read, "bytes_to_device": r.stats["bytes_to_device"]}
                     rows.append(row)
                     print(json.dumps(row), flush=True)

@@ -2,6 +2,7 @@
 cupyx CSR SpMV, streaming PageRank under a device budget, traversal times.
 
     python benchmarks/gpu.py --scale 22 --out results/      # writes gpu-rmat<scale>.json there
+    python benchmarks/gpu.py --scale 25 --directed --no-weighted --out results/   # 537M arcs
 
 Every figure is printed with the command that produced it; nothing here is asserted.
 """
@@ -84,6 +85,21 @@ def pagerank_in_memory(G):
             "result_iterations": r.iterations}
 
 
+def pagerank_profiled(G, fraction, png):
+    """A profiled PageRank (5 iterations) with the device cache at ``fraction``: per pass busy
+    seconds of the read / copy / compute lanes, idle time and overlap ratios; the timeline PNG."""
+    from ooc_graph.profile import plot_profile
+    state = (5 * 8 + 1) * G.num_vertices
+    budget = int(state + fraction * 8 * G.num_arcs / 0.75) + (64 << 20)
+    G.release()
+    r = ooc_graph.pagerank(G, device="gpu", device_memory=budget, max_iter=5, tol=1e-300, profile=True)
+    plot_profile(r, png)
+    keys = ("seconds", "bytes_read", "bytes_to_device", "GBps_to_device", "busy_read", "busy_copy",
+            "busy_compute", "seconds_idle", "overlap_copy_compute", "overlap_read_compute")
+    return {"device_cache_fraction": fraction, "png": Path(png).name,
+            "passes": [{k: p.get(k) for k in keys} for p in r.passes]}
+
+
 def pagerank_streaming(G, fraction):
     """Pull-sum passes with the device cache holding ``fraction`` of the decoded CEL."""
     n = G.num_vertices
@@ -118,20 +134,23 @@ def warm_kernels(work):
     T.close()
 
 
-def traversals(G, label):
+def traversals(G, label, device_memory=None):
     """Cold: the first call on the open graph reads every chunk from the store; warm: the next call
-    finds them in the GPU cache, so it times the traversal alone."""
+    finds them in the GPU cache (all of them, unless ``device_memory`` makes the run stream), so it
+    times the traversal alone. SSSP on an unweighted store weighs every arc 1."""
     out = {}
     src = int(np.argmax(G.out_degree))
-    for name, fn in (("bfs", lambda: ooc_graph.bfs(G, src, device="gpu")),
-                     ("sssp", lambda: ooc_graph.sssp(G, src, device="gpu")),
-                     ("wcc", lambda: ooc_graph.wcc(G, device="gpu"))):
+    kw = {"device": "gpu", "device_memory": device_memory}
+    for name, fn in (("bfs", lambda: ooc_graph.bfs(G, src, **kw)),
+                     ("sssp", lambda: ooc_graph.sssp(G, src, **kw)),
+                     ("wcc", lambda: ooc_graph.wcc(G, **kw))):
         G.release()
         cold = fn()
         r = fn()
         out[name] = {"cold_seconds": cold.seconds, "cold_bytes_read": cold.bytes_read, "seconds": r.seconds,
-                     "iterations": r.iterations, "advances": r.stats["advances"],
-                     "arcs_processed": r.stats["arcs_processed"], "GTEPS_graph_arcs": G.num_arcs / r.seconds / 1e9}
+                     "iterations": r.iterations, "passes": r.stats["passes"], "advances": r.stats["advances"],
+                     "bytes_to_device": r.stats["bytes_to_device"], "arcs_processed": r.stats["arcs_processed"],
+                     "GTEPS_graph_arcs": G.num_arcs / r.seconds / 1e9}
         print(f"{label} cold {cold.seconds:.3f} s; warm {r.summary()}", flush=True)
     return out
 
@@ -144,6 +163,9 @@ def main():
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--road", default=None, help="a road graph (.gr.xz) to time traversals on")
     ap.add_argument("--streaming-only", action="store_true", help="ceilings and streaming PageRank only")
+    ap.add_argument("--directed", action="store_true", help="directed R-MAT (scale 25: 537M arcs)")
+    ap.add_argument("--no-weighted", action="store_true",
+                    help="time traversals on the unweighted store instead of building a weighted one")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -151,38 +173,46 @@ def main():
     res = {"command": " ".join(["python"] + sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
            "device": props["name"].decode(), "sms": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
            "cupy": cp.__version__, "host_cpus": os.cpu_count(), "python": platform.python_version()}
-    warm_kernels(work)
-    res["ceilings"] = ceilings()
-    print(json.dumps(res["ceilings"]), flush=True)
-    t = time.perf_counter()
-    # PageRank ignores weights: time it on the unweighted CEL bytes by an unweighted copy.
-    U = ooc_graph.generate.rmat(work / f"rmat{a.scale}u.h5", a.scale, a.edge_factor, seed=1, progress=False)
-    res["rmat"] = {"scale": a.scale, "edge_factor": a.edge_factor, "vertices": U.num_vertices, "arcs": U.num_arcs,
-                   "generate_seconds": time.perf_counter() - t}
-    print(repr(U), res["rmat"]["generate_seconds"], flush=True)
-    if not a.streaming_only:
-        res["pagerank_in_memory"] = pagerank_in_memory(U)
-        print(json.dumps(res["pagerank_in_memory"]), flush=True)
-    res["pagerank_streaming"] = [pagerank_streaming(U, f) for f in (0.25, 0.0)]
-    print(json.dumps(res["pagerank_streaming"]), flush=True)
-    res["pinned_limit_fraction"] = res["pagerank_streaming"][0]["effective_GBps"] / res["ceilings"]["pinned_h2d_GBps"]
-    res["ceilings_after"] = ceilings()  # the bus once more, after the streaming runs
-    print(json.dumps(res["ceilings_after"]), flush=True)
-    if a.streaming_only:
-        (Path(a.out) / f"gpu-streaming-rmat{a.scale}.json").write_text(json.dumps(res, indent=2) + "\n")
-        return
-    G = ooc_graph.generate.rmat(work / f"rmat{a.scale}.h5", a.scale, a.edge_factor, seed=1, weighted=True,
-                                progress=False)
-    res["rmat"]["weighted_cel_bytes_per_arc"] = G.cel_nbytes_per_arc()
-    res["traversals_rmat"] = traversals(G, "rmat")
-    if a.road:
-        R = ooc_graph.convert(a.road, work / "road.h5", progress=False)
-        res["traversals_road"] = {"graph": Path(a.road).name, **traversals(R, "road")}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"gpu-rmat{a.scale}.json").write_text(json.dumps(res, indent=2) + "\n")
-    print(json.dumps(res, indent=2))
+    target = out / (f"gpu-streaming-rmat{a.scale}.json" if a.streaming_only else f"gpu-rmat{a.scale}.json")
 
+    def step(key, value):
+        """Record a section and rewrite the results file, so a run cut short keeps what it did."""
+        res[key] = value
+        print(key, json.dumps(value), flush=True)
+        target.write_text(json.dumps(res, indent=2) + "\n")
+
+    warm_kernels(work)
+    step("ceilings", ceilings())
+    t = time.perf_counter()
+    # PageRank ignores weights: time it on the unweighted CEL bytes by an unweighted copy.
+    U = ooc_graph.generate.rmat(work / f"rmat{a.scale}u.h5", a.scale, a.edge_factor, seed=1, directed=a.directed,
+                                progress=False)
+    step("rmat", {"scale": a.scale, "edge_factor": a.edge_factor, "directed": a.directed,
+                  "vertices": U.num_vertices, "arcs": U.num_arcs, "generate_seconds": time.perf_counter() - t,
+                  "store_bytes": os.path.getsize(U.path)})
+    if not a.streaming_only:
+        step("pagerank_in_memory", pagerank_in_memory(U))
+    step("pagerank_streaming", [pagerank_streaming(U, f) for f in (0.25, 0.0)])
+    step("pinned_limit_fraction",
+         res["pagerank_streaming"][0]["effective_GBps"] / res["ceilings"]["pinned_h2d_GBps"])
+    step("pagerank_profiled", pagerank_profiled(U, 0.25, out / f"profile-pagerank-rmat{a.scale}.png"))
+    step("ceilings_after", ceilings())  # the bus once more, after the streaming runs
+    if a.streaming_only:
+        return
+    if a.no_weighted:
+        G = U
+    else:
+        G = ooc_graph.generate.rmat(work / f"rmat{a.scale}.h5", a.scale, a.edge_factor, seed=1, weighted=True,
+                                    directed=a.directed, progress=False)
+    res["rmat"].update(traversal_store_weighted=G.weighted, traversal_cel_bytes_per_arc=G.cel_nbytes_per_arc())
+    step("traversals_rmat", traversals(G, "rmat"))
+    state = 6 * 8 * G.num_vertices
+    step("traversals_rmat_streamed_25pct", traversals(G, "rmat streamed", int(state + 0.25 * 8 * G.num_arcs / 0.75)))
+    if a.road:
+        R = ooc_graph.convert(a.road, work / "road.h5", progress=False)
+        step("traversals_road", {"graph": Path(a.road).name, **traversals(R, "road")})
 
 if __name__ == "__main__":
     main()

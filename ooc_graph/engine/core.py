@@ -243,9 +243,12 @@ class Engine:
 
     def back_batch(self, i):
         """The prepared CEL augmentation of chunk i (cached like chunks), or None if it has no arc."""
+        first, _ = self._chunk_dst[i]
+        if not self.graph.count_back_arcs(first, self._chunk_dst[i][1], first, self.chunk_arcs):
+            return None
         batch, _ = self.cache.get(("back", i), lambda: self._load(i, back=True),
                                   getattr(self.backend.kernels, "resident", None))
-        return batch if batch.num_arcs else None
+        return batch
 
     def batches(self, active_intervals: np.ndarray | None = None, *, indexed: bool = False, live=None,
                 reverse: bool = False):

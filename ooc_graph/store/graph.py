@@ -165,10 +165,9 @@ class Graph:
         """The CEL augmentation's block table: (offsets, source interval, destination interval)."""
         return (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
 
-    def read_back_arcs(self, first: int, last: int, before: int, limit: int, empty=None):
-        """Arcs of the CEL augmentation from source intervals ``first..last`` into destination
-        intervals ``< before``, at most ``limit`` of them (whole blocks first, in store order):
-        ``(layout, src_local, dst_local, weight-or-None)`` as :meth:`read_cel`."""
+    def _back_selection(self, first, last, before, limit):
+        """Augmentation blocks from source intervals first..last into destination intervals
+        < before, and how many arcs of each to take (at most ``limit`` in all)."""
         if not self.augmented:
             raise StoreError(f"{self.path}: the store has no CEL augmentation (convert with augment=True)")
         offsets, bsrc, bdst = self.back_blocks
@@ -177,7 +176,18 @@ class Graph:
         lengths = (offsets[picked + 1] - offsets[picked]).astype(np.int64)
         taken = np.minimum(lengths, np.maximum(limit - (np.cumsum(lengths) - lengths), 0))
         keep = taken > 0
-        picked, taken = picked[keep], taken[keep]
+        return picked[keep], taken[keep]
+
+    def count_back_arcs(self, first: int, last: int, before: int, limit: int) -> int:
+        """How many arcs :meth:`read_back_arcs` would return, from the block table alone."""
+        return int(self._back_selection(first, last, before, limit)[1].sum())
+
+    def read_back_arcs(self, first: int, last: int, before: int, limit: int, empty=None):
+        """Arcs of the CEL augmentation from source intervals ``first..last`` into destination
+        intervals ``< before``, at most ``limit`` of them (whole blocks first, in store order):
+        ``(layout, src_local, dst_local, weight-or-None)`` as :meth:`read_cel`."""
+        picked, taken = self._back_selection(first, last, before, limit)
+        offsets, bsrc, bdst = self.back_blocks
         layout = ChunkLayout(start=0, stop=int(taken.sum()), first_block=-1, lengths=taken,
                              src_interval=bsrc[picked].astype(np.int64), dst_interval=bdst[picked].astype(np.int64))
         # Blocks picked are runs of consecutive blocks (a prefix of each source interval's run):
