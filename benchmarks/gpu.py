@@ -10,6 +10,7 @@ Every figure is printed with the command that produced it; nothing here is asser
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import platform
@@ -166,7 +167,11 @@ def main():
     ap.add_argument("--directed", action="store_true", help="directed R-MAT (scale 25: 537M arcs)")
     ap.add_argument("--no-weighted", action="store_true",
                     help="time traversals on the unweighted store instead of building a weighted one")
+    ap.add_argument("--watchdog", type=int, default=0, metavar="SECONDS",
+                    help="print every thread's stack every SECONDS (to diagnose a stall)")
     a = ap.parse_args()
+    if a.watchdog:
+        faulthandler.dump_traceback_later(a.watchdog, repeat=True)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     props = cp.cuda.runtime.getDeviceProperties(0)

@@ -179,3 +179,23 @@ def test_profile_traces_every_chunk(tmp_path, monkeypatch):
     r.save("traced")
     saved = json.loads(G.load_result("traced")["attrs"]["stats"])
     assert "timeline" not in saved and saved["per_pass"][0]["busy_compute"] > 0
+
+
+def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
+    """On a GPU the optional device CSR gets a quarter of the budget only when full-size chunks
+    still fit beside it (a budget just above the state once gave one-arc chunks)."""
+    class FakeGPU:
+        name, xp, kernels = "gpu", np, None
+
+        def free_memory(self):
+            return 80 << 30
+
+    monkeypatch.setattr(core, "get_backend", lambda device, graph=None: FakeGPU())
+    state = 5 * 8 * graph.num_vertices + graph.num_vertices
+    per_arc = 8 + graph.cel_nbytes_per_arc()
+    tight = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 3 * graph.chunk_arcs * per_arc)
+    assert tight._csr_budget == graph.chunk_arcs * per_arc and tight.chunk_arcs == graph.chunk_arcs
+    bare = Engine(graph, device="gpu", state_arrays=5, device_memory=state + graph.chunk_arcs * per_arc)
+    assert bare._csr_budget == 0 and bare.chunk_arcs == graph.chunk_arcs // 2
+    roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)
+    assert roomy._csr_budget == 25 * state and roomy.chunk_arcs == graph.chunk_arcs

@@ -138,15 +138,19 @@ class Engine:
             elif state_bytes > room:
                 raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
                                   f"but the budget is {human(room)}")
-        if free_device is None:
-            free = max(self.memory - state_bytes, 0)
-        else:
-            self._csr_budget = self.device_memory // 4
-            free = max(self.device_memory - state_bytes - self._csr_budget, 0)
-            per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
         # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store)
         # may take at most half of what is left; the rest caches chunks.
         in_flight = 2 if graph.augmented else 1
+        if free_device is None:
+            free = max(self.memory - state_bytes, 0)
+        else:
+            per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
+            spare = max(self.device_memory - state_bytes, 0)
+            # The device CSR (frontier advance only) takes a quarter of the budget, but never the
+            # room that full-size chunks in flight need: streaming comes first.
+            self._csr_budget = min(self.device_memory // 4,
+                                   max(spare - (1 + in_flight) * graph.chunk_arcs * per_arc, 0))
+            free = spare - self._csr_budget
         chunk = max(1, min(graph.chunk_arcs, (free // (1 + in_flight)) // per_arc))
         self.chunk_arcs = chunk
         self.bounds = [(a, min(a + chunk, arcs)) for a in range(0, arcs, chunk)]
