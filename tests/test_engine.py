@@ -199,3 +199,30 @@ def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
     assert bare._csr_budget == 0 and bare.chunk_arcs == graph.chunk_arcs // 2
     roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)
     assert roomy._csr_budget == 25 * state and roomy.chunk_arcs == graph.chunk_arcs
+
+
+def test_whole_graph_pass_where_the_backend_blocks(graph, monkeypatch):
+    """The engine side of the GPU's source-blocked layout, with a CPU stand-in for the kernel:
+    built once every chunk is cached and the cache has room; else chunks as usual."""
+    from ooc_graph.kernels import cpu
+
+    def source_blocked(batches, n):
+        src = np.concatenate([b.matrix.indices for b in batches]).astype(np.int64)
+        dst = np.concatenate([b.dst() for b in batches])
+        order = np.lexsort((dst, src // 64))
+        return cpu.prepare(src[order], dst[order], None, [0], [0], [src.size], 0, n, n)
+
+    ref = ooc_graph.pagerank(graph, device="cpu", tol=1e-12, store=False)
+    graph.release()
+    monkeypatch.setattr(cpu, "source_blocked", source_blocked, raising=False)
+    r = ooc_graph.pagerank(graph, device="cpu", tol=1e-12, store=False)
+    np.testing.assert_allclose(r.values, ref.values, rtol=1e-12)
+    engine = next(iter(graph.engines.values()))
+    assert engine._whole and engine.cache.used >= 8 * graph.num_arcs
+    assert [p["chunks"] for p in r.passes] == [r.stats["chunks"]] * len(r.passes)
+    assert r.stats["arcs_processed"] == r.iterations * graph.num_arcs
+    graph.release()
+    tight = ooc_graph.pagerank(graph, device="cpu", tol=1e-12, memory="48KiB", store=False)
+    np.testing.assert_allclose(tight.values, ref.values, rtol=1e-12)
+    assert not next(e for k, e in graph.engines.items() if k[1] == "48KiB")._whole  # no room: chunks
+    graph.release()

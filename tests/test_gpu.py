@@ -111,3 +111,20 @@ def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, algo):
         gpu = fn(G, source, device="gpu", execution="async", device_memory=6 * 8 * G.num_vertices + 40_000)
         _same(cpu, gpu, algo)
         assert gpu.stats["back_arcs"] > 0 and gpu.stats["passes"] < cpu.stats["passes"]
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed-keys", "argsort"])
+def test_source_blocked_pagerank_matches_cpu(rmat, monkeypatch, packed):
+    from ooc_graph.kernels import gpu as kgpu
+    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 9)  # many segments on a small graph
+    if not packed:
+        monkeypatch.setattr(kgpu, "_KEY_BITS", 0)
+    rmat.release()
+    cpu = ooc_graph.pagerank(rmat, device="cpu", tol=1e-12, max_iter=200)
+    gpu = ooc_graph.pagerank(rmat, device="gpu", tol=1e-12, max_iter=200)
+    engine = next(e for e in rmat.engines.values() if e.backend.name == "gpu")
+    assert engine._whole and engine._whole.num_arcs == rmat.num_arcs
+    segments = engine._whole.src.get() >> 9
+    assert (np.diff(segments) >= 0).all()  # ordered by source segment
+    _same(cpu, gpu, "pagerank")
+    rmat.release()

@@ -36,6 +36,17 @@ class ResidentCache:
             self.refused += 1
         return item, False
 
+    def peek(self, key):
+        """The cached item for ``key`` or None, without counting a hit or loading."""
+        return self._items.get(key)
+
+    def reserve(self, nbytes: int) -> bool:
+        """Count ``nbytes`` held outside the items against the budget, if they fit."""
+        if self.used + nbytes > self.budget:
+            return False
+        self.used += nbytes
+        return True
+
     def __len__(self):
         return len(self._items)
 

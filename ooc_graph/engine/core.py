@@ -172,6 +172,7 @@ class Engine:
         self._chunk_dst = [(int(self._block_dst[f]), int(self._block_dst[e - 1])) for f, e in zip(first, last)]
         self._csr = {}
         self._degree = None
+        self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
         self._reader = None  # the thread that reads chunks ahead, made on first need
         self._trace = None  # the current pass's PassTrace while profiling
         self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
@@ -188,6 +189,7 @@ class Engine:
             self.host_cache.clear()
         self._csr.clear()
         self._degree = None
+        self._whole = None
         if self._reader is not None:
             self._reader.shutdown(wait=True)
             self._reader = None
@@ -306,6 +308,40 @@ class Engine:
         self._trace = None
         self.stats.record("pass", time.perf_counter() - t, before, trace=trace)
 
+    def _whole_graph(self):
+        """Every arc in one cache-blocked batch (the backend's ``source_blocked``), built once all
+        chunks are resident on the device and if the cache has room for this second copy; None
+        until then or where the backend has no such layout."""
+        if self._whole is not None:
+            return self._whole or None
+        build = getattr(self.backend.kernels, "source_blocked", None)
+        if build is None or len(self.cache) < len(self.bounds):
+            return None  # not (yet) everything resident: stream chunks
+        need = 8 * self.graph.num_arcs
+        free = self.backend.free_memory()  # building takes ~3x the copy for a moment
+        if (free is not None and free < 3 * need) or not self.cache.reserve(need):
+            self._whole = False
+            return None
+        t = time.perf_counter()
+        self._whole = build([self.cache.peek(i) for i in range(len(self.bounds))], self.graph.num_vertices)
+        if self._whole is None:
+            self.cache.used -= need
+            self._whole = False
+            return None
+        log.info("built the source-blocked layout of %d arcs in %.3f s", self.graph.num_arcs,
+                 time.perf_counter() - t)
+        return self._whole
+
+    def _whole_pass(self, batch):
+        """Yield ``batch`` (the whole graph) as one pass over every chunk."""
+        self.stats.passes += 1
+        before, t = self.stats.as_dict(), time.perf_counter()
+        self.stats.chunks_processed += len(self.bounds)
+        self.stats.arcs_processed += batch.num_arcs
+        yield batch
+        self._sync()
+        self.stats.record("pass", time.perf_counter() - t, before)
+
     def _reader_pool(self) -> ThreadPoolExecutor:
         if self._reader is None:
             self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ooc-graph-reader")
@@ -333,11 +369,13 @@ class Engine:
 
     # -- operators ------------------------------------------------------------------------------
     def pull_sum(self, x):
-        """``y[v] = Σ_{u→v} x[u]`` over all arcs (one pass)."""
+        """``y[v] = Σ_{u→v} x[u]`` over all arcs (one pass). On a GPU holding every chunk, passes
+        after the first run over one cache-blocked copy of the graph (:func:`kernels.gpu.source_blocked`)."""
         k, xp = self.backend.kernels, self.backend.xp
         t = time.perf_counter()
         y = xp.zeros(self.graph.num_vertices, dtype=np.float64)
-        for batch in self.batches():
+        whole = self._whole_graph()
+        for batch in self.batches() if whole is None else self._whole_pass(whole):
             k.pull_sum(batch, x, y)
         self.stats.seconds_computing += time.perf_counter() - t
         return y
