@@ -38,6 +38,7 @@ BYTES_PER_ARC_IN_BUCKET = 160
 BYTES_PER_VERTEX = 40
 # What the interpreter, NumPy, SciPy and h5py take before any data.
 BASELINE_BYTES = 160 << 20
+_INT32_MAX = np.iinfo(np.int32).max
 # Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
 # so that a small graph is not scattered into many buckets for nothing.
 MIN_BUCKET_ARCS = 1 << 20
@@ -45,17 +46,19 @@ WEIGHT_DTYPES = ("float32", "float64")
 
 
 class _Spill:
-    """Append-only columns of int64 ids (and float64 weights) in a scratch folder."""
+    """Append-only columns of ids (int64, or int32 where every id fits) and float64 weights in a
+    scratch folder."""
 
-    def __init__(self, folder: Path, name: str, weighted: bool):
+    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False):
         self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
         self.count = 0
+        self.ids = np.dtype(np.int32 if narrow else np.int64)
 
     def append(self, src, dst, w=None):
         cols = {"src": src, "dst": dst, "w": w}
         for c, p in self.paths.items():
             with open(p, "ab") as f:
-                np.ascontiguousarray(cols[c], dtype=np.float64 if c == "w" else np.int64).tofile(f)
+                np.ascontiguousarray(cols[c], dtype=np.float64 if c == "w" else self.ids).tofile(f)
         self.count += len(src)
 
     def read(self, step: int):
@@ -69,12 +72,18 @@ class _Spill:
         try:
             for a in range(0, self.count, step):
                 k = min(step, self.count - a)
-                cols = {c: np.fromfile(f, dtype=np.float64 if c == "w" else np.int64, count=k)
+                cols = {c: np.fromfile(f, dtype=np.float64 if c == "w" else self.ids, count=k)
                         for c, f in files.items()}
+                cols = {c: a if c == "w" else a.astype(np.int64, copy=False) for c, a in cols.items()}
                 yield cols["src"], cols["dst"], cols.get("w")
         finally:
             for f in files.values():
                 f.close()
+
+    def remove(self) -> None:
+        """Delete the files (the build no longer needs them: keep the disk peak low)."""
+        for p in self.paths.values():
+            p.unlink(missing_ok=True)
 
 
 class GraphBuilder:
@@ -115,7 +124,10 @@ class GraphBuilder:
         self.progress = progress
         self.step = self._step(self.num_vertices or 0)
         self._scratch = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.build-", dir=self._parent()))
-        self._spill = _Spill(self._scratch, "input", self.weighted)
+        # Ids known to lie in [0, n) with n < 2**31 spill as int32: half the scratch disk.
+        self._spill = _Spill(self._scratch, "input", self.weighted,
+                             narrow=self.labels is None and self.relabel is not True
+                             and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1)
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
         self._min = None
@@ -285,8 +297,9 @@ class GraphBuilder:
         del in_counts, out_counts
 
         # Pass 2: scatter arcs into bucket spills.
-        in_buckets = [_Spill(self._scratch, f"in{b}", self.weighted) for b in range(len(in_edges) - 1)]
-        out_buckets = ([_Spill(self._scratch, f"out{b}", self.weighted) for b in range(len(out_edges) - 1)]
+        narrow = n <= _INT32_MAX + 1
+        in_buckets = [_Spill(self._scratch, f"in{b}", self.weighted, narrow) for b in range(len(in_edges) - 1)]
+        out_buckets = ([_Spill(self._scratch, f"out{b}", self.weighted, narrow) for b in range(len(out_edges) - 1)]
                        if self.directed else [])
         for src, dst, w in self._mapped(read_step):
             self._scatter(in_buckets, in_edges, dst, src, dst, w)
@@ -294,6 +307,7 @@ class GraphBuilder:
                 self._scatter(out_buckets, out_edges, src, src, dst, w)
             bar.update(len(src))
         bar.close()
+        self._spill.remove()  # everything is in the buckets now
 
         out = AtomicFile(self.path)
         try:
@@ -447,6 +461,7 @@ class GraphBuilder:
 
     def _load(self, bucket: _Spill):
         parts = list(bucket.read(max(bucket.count, 1)))
+        bucket.remove()
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if self.weighted else None)
         return parts[0]
