@@ -12,13 +12,14 @@ _LANE_COLORS = {"read": "tab:gray", "copy": "tab:green", "compute": "tab:blue"}
 
 
 def _traced_pass(result):
-    """The timeline entry worth drawing: the pass that moved the most bytes to the device (the
-    longest on a tie), else None."""
+    """The timeline entry worth drawing: a steady pass (nothing read from the store) that moved
+    the most bytes to the device, the longest on a tie; else the heaviest pass; None if untraced."""
     passes = result.passes
     entries = [t for t in result.timeline if t["spans"]]
     if not entries:
         return None
-    return max(entries, key=lambda t: (passes[t["pass"]]["bytes_to_device"], passes[t["pass"]]["seconds"]))
+    return max(entries, key=lambda t: (passes[t["pass"]]["bytes_read"] == 0, passes[t["pass"]]["bytes_to_device"],
+                                       passes[t["pass"]]["seconds"]))
 
 
 def _plot_timeline(ax, entry, record):

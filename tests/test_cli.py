@@ -55,3 +55,19 @@ def test_console_script_and_demo():
         assert f"{algo}:" in r.stdout
     r = subprocess.run([sys.executable, "-m", "ooc_graph.cli", "run", "nope", "x.h5"], capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_profile_draws_a_steady_pass():
+    from types import SimpleNamespace
+
+    from ooc_graph.profile import _traced_pass
+    passes = [{"bytes_read": 10, "bytes_to_device": 90, "seconds": 2.0},   # cold: read from the store
+              {"bytes_read": 0, "bytes_to_device": 50, "seconds": 0.1},
+              {"bytes_read": 0, "bytes_to_device": 50, "seconds": 0.2}]
+    timeline = [{"pass": i, "spans": [["compute", 0, 0.0, 0.1]]} for i in range(3)]
+    r = SimpleNamespace(passes=passes, timeline=timeline)
+    assert _traced_pass(r)["pass"] == 2
+    r.timeline = timeline[:1]
+    assert _traced_pass(r)["pass"] == 0
+    r.timeline = []
+    assert _traced_pass(r) is None
