@@ -38,8 +38,10 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     depth[s] = 0.0
     levels = eng.propagate_min(depth, plus=1.0, frontier=[s], execution=execution)
     parent = eng.tight_parents(depth, plus=1.0, root=s)
-    host = eng.backend.to_host(depth)
-    out = np.where(np.isfinite(host), host, 0).astype(np.int64)
-    out[~np.isfinite(host)] = UNREACHABLE
+    # Depths to int64 on the backend's device: on a GPU the host-side conversion made BFS several
+    # times slower than the identical SSSP on R-MAT-25 (benchmarks/RESULTS.md).
+    reached = xp.isfinite(depth)
+    out = xp.where(reached, depth, 0).astype(np.int64)
+    out[~reached] = UNREACHABLE
     return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
-                      depth=out, parent=eng.backend.to_host(parent))
+                      depth=eng.backend.to_host(out), parent=eng.backend.to_host(parent))
