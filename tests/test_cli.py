@@ -26,6 +26,13 @@ def test_generate_info_run(tmp_path, capsys):
     assert main(["info", str(store), "--json"]) == 0
     assert '"pr5"' in capsys.readouterr().out
     assert main(["generate", "grid", str(tmp_path / "m.h5"), "--rows", "4", "--cols", "4", "--quiet"]) == 0
+    mesh = tmp_path / "a.h5"
+    assert main(["generate", "grid", str(mesh), "--rows", "30", "--cols", "9", "--interval-size", "16",
+                 "--augment", "--workers", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(mesh), "--json"]) == 0
+    assert '"augmented": true' in capsys.readouterr().out
+    assert main(["run", "bfs", str(mesh), "--source", "0", "--execution", "async", "--memory", "40KiB"]) == 0
 
 
 def test_convert_and_errors(tmp_path, capsys):

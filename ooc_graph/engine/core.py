@@ -36,7 +36,7 @@ ADVANCE_FRACTION = 1 / 16
 MAX_LOCAL_ITERATIONS = 256
 # execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
 # Measured (benchmarks/RESULTS.md, "Synchronous against asynchronous execution"): on a road graph
-# async cuts streamed passes 27x; on R-MAT (5-12 passes) it saves none and costs up to 2x.
+# async cuts streamed passes 24x (612 -> 26); on R-MAT (5-12 passes) it saves none and costs up to 2x.
 ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
 # Asynchronous sweeps turn round after this many passes in a row that no chunk joined (measured
