@@ -54,7 +54,8 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
     # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.
     order = np.argsort(row, kind="stable")
     row = row[order]
-    rows, row_start = np.unique(row, return_index=True) if row.size else (np.zeros(0, np.int64),) * 2
+    row_start = np.flatnonzero(np.diff(row, prepend=-1)) if row.size else np.zeros(0, np.int64)
+    rows = row[row_start]
     indptr = np.append(row_start, row.size)
     idx_dtype = np.int32 if num_vertices <= np.iinfo(np.int32).max else np.int64
     indices = src[order].astype(idx_dtype)

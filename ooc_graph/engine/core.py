@@ -321,7 +321,7 @@ class Engine:
         if self._whole is not None:
             return self._whole or None
         build = getattr(self.backend.kernels, "source_blocked", None)
-        if build is None or len(self.cache) < len(self.bounds):
+        if build is None or not self.bounds or not all(i in self.cache for i in range(len(self.bounds))):
             return None  # not (yet) everything resident: stream chunks
         need = 8 * self.graph.num_arcs
         free = self.backend.free_memory()  # building takes ~3x the copy for a moment
