@@ -68,7 +68,10 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
 def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
     """``out[v] += Σ_{u→v} x[u]``."""
     if batch.num_arcs:
-        out[batch.rows + batch.dst_lo] += batch.matrix @ x  # rows are distinct
+        if batch.rows.size == batch.dst_hi - batch.dst_lo:  # every destination of the range has arcs
+            out[batch.dst_lo:batch.dst_hi] += batch.matrix @ x
+        else:
+            out[batch.rows + batch.dst_lo] += batch.matrix @ x  # rows are distinct
 
 
 def _plus(cand, weight, plus):
