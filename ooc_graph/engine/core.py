@@ -14,6 +14,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -179,6 +180,7 @@ class Engine:
         self._reader = None  # the thread that reads chunks ahead, made on first need
         self._trace = None  # the current pass's PassTrace while profiling
         self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
+        self.joined = 0  # chunks the last pass took in through ``live`` (see batches)
         log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
                   self.cache.budget)
 
@@ -198,24 +200,17 @@ class Engine:
             self._reader = None
 
     # -- streaming ------------------------------------------------------------------------------
-    def _raw(self, i, trace: PassTrace | None = None) -> "RawChunk":
-        """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a GPU)."""
+    def _raw(self, i, trace: PassTrace | None = None, back: bool = False) -> "RawChunk":
+        """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a
+        GPU); ``back``: its CEL augmentation instead, the arcs from its sub-graphs' vertices back
+        into earlier sub-graphs (at most a chunk's worth)."""
         t = time.perf_counter()
-        start, stop = self.bounds[i]
-        layout, src, dst, w = self.graph.read_cel(start, stop, getattr(self.backend.kernels, "empty_host", None))
-        raw = RawChunk(layout, src, dst, w)
-        self.stats.bytes_read += raw.nbytes
-        if trace is not None:
-            trace.host("read", i, t, time.perf_counter())
-        return raw
-
-    def _raw_back(self, i, trace: PassTrace | None = None) -> "RawChunk":
-        """Chunk i's CEL augmentation: the arcs from its sub-graphs' vertices back into earlier
-        sub-graphs (at most a chunk's worth)."""
-        t = time.perf_counter()
-        first, last = self._chunk_dst[i]
-        layout, src, dst, w = self.graph.read_back_arcs(first, last, first, self.chunk_arcs,
-                                                        getattr(self.backend.kernels, "empty_host", None))
+        empty = getattr(self.backend.kernels, "empty_host", None)
+        if back:
+            first, last = self._chunk_dst[i]
+            layout, src, dst, w = self.graph.read_back_arcs(first, last, first, self.chunk_arcs, empty)
+        else:
+            layout, src, dst, w = self.graph.read_cel(*self.bounds[i], empty)
         raw = RawChunk(layout, src, dst, w)
         self.stats.bytes_read += raw.nbytes
         if trace is not None:
@@ -227,7 +222,7 @@ class Engine:
         chunk if the reader has it."""
         t = time.perf_counter()
         trace, k = self._trace, self.backend.kernels
-        read = (lambda: self._raw_back(i, trace)) if back else (lambda: self._raw(i, trace))
+        read = partial(self._raw, i, trace, back)
         if self.host_cache is None:
             raw = raw if raw is not None else read()
         else:
@@ -246,14 +241,15 @@ class Engine:
             events = getattr(batch, "events", {})
             if "copy" in events:
                 trace.device("copy", i, *events["copy"])
-            self._compute_start[i] = events.get("compute_start", start)
+            if not back:  # an augmentation is loaded inside its chunk's compute span
+                self._compute_start[i] = events.get("compute_start", start)
         self.stats.seconds_reading += time.perf_counter() - t
         return batch
 
     def back_batch(self, i):
         """The prepared CEL augmentation of chunk i (cached like chunks), or None if it has no arc."""
-        first, _ = self._chunk_dst[i]
-        if not self.graph.count_back_arcs(first, self._chunk_dst[i][1], first, self.chunk_arcs):
+        first, last = self._chunk_dst[i]
+        if ("back", i) not in self.cache and not self.graph.count_back_arcs(first, last, first, self.chunk_arcs):
             return None
         batch, _ = self.cache.get(("back", i), lambda: self._load(i, back=True),
                                   getattr(self.backend.kernels, "resident", None))

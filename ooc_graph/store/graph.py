@@ -152,7 +152,7 @@ class Graph:
         offsets, bsrc, bdst = self.blocks
         layout = chunk_layout(offsets, bsrc, bdst, start, stop)
         names = (F.CEL_SRC, F.CEL_DST) + ((F.CEL_WEIGHT,) if self.weighted else ())
-        out = [self._read_into(name, start, stop, empty or np.empty) for name in names]
+        out = [self._read_ranges(name, [(start, stop - start)], empty or np.empty) for name in names]
         return layout, out[0], out[1], (out[2] if self.weighted else None)
 
     @property
@@ -195,34 +195,28 @@ class Graph:
         starts = offsets[picked]
         run = np.flatnonzero(np.diff(picked, prepend=-2) != 1)  # first block of each run
         ends = np.append(run[1:], picked.size)
+        ranges = [(int(starts[r]), int(taken[r:e].sum())) for r, e in zip(run, ends)]
         names = (F.AUG_SRC, F.AUG_DST) + ((F.AUG_WEIGHT,) if self.weighted else ())
-        out = []
-        for name in names:
-            ds = self._h5[name]
-            arr = (empty or np.empty)((layout.stop,), ds.dtype)
-            at = 0
-            for r, e in zip(run, ends):
-                count = int(taken[r:e].sum())
-                self._read_range(ds, name, arr, int(starts[r]), at, count)
-                at += count
-            out.append(arr)
+        out = [self._read_ranges(name, ranges, empty or np.empty) for name in names]
         return layout, out[0], out[1], (out[2] if self.weighted else None)
 
-    def _read_range(self, ds, name, arr, start, at, count):
-        try:
-            if count:
-                ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
-        except OSError as err:
-            raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
-
-    def _read_into(self, name, start, stop, empty):
+    def _read_ranges(self, name, ranges, empty):
+        """The ``(start, count)`` ranges of dataset ``name``, one after another, read straight into
+        an array from ``empty(shape, dtype)``."""
         try:
             ds = self._h5[name]
-            arr = empty((stop - start,), ds.dtype)
-            self._read_range(ds, name, arr, start, 0, stop - start)
-            return arr
         except KeyError as err:
             raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
+        arr = empty((sum(count for _, count in ranges),), ds.dtype)
+        at = 0
+        for start, count in ranges:
+            try:
+                if count:
+                    ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
+            except OSError as err:
+                raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
+            at += count
+        return arr
 
     def cel_nbytes_per_arc(self) -> int:
         n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize
