@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 
+from .engine.trace import LANES
 from .errors import ParameterError
 
 
@@ -23,7 +24,7 @@ def _traced_pass(result):
 
 
 def _plot_timeline(ax, entry, record):
-    lanes = [lane for lane in ("read", "copy", "compute") if any(s[0] == lane for s in entry["spans"])]
+    lanes = [lane for lane in LANES if any(s[0] == lane for s in entry["spans"])]
     for row, lane in enumerate(lanes):
         bars = [(a, max(b - a, 1e-9)) for name, _, a, b in entry["spans"] if name == lane]
         ax.broken_barh(bars, (row - 0.35, 0.7), color=_LANE_COLORS[lane], edgecolor="black", linewidth=0.3)
