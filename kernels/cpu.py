@@ -151,3 +151,11 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     before = state[v]
     np.minimum.at(state, v, cand)
     changed[v[state[v] < before]] = 1
+
+
+def scatter_min(state, ids, values, changed) -> None:
+    """``state[ids] = min(state[ids], values)`` (repeated ids allowed); ``changed[ids] = 1``:
+    merging the vertices other workers changed (distributed runs)."""
+    if ids.size:
+        np.minimum.at(state, ids, values)
+        changed[ids] = 1

@@ -26,7 +26,7 @@ def _module():
     names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
              + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent", "advance_min")
                 for t in _WEIGHT.values()]
-             + ["ooc_graph_pull_sum", "ooc_graph_hook_min"])
+             + ["ooc_graph_pull_sum", "ooc_graph_hook_min", "ooc_graph_scatter_min"])
     return cp.RawModule(code=_SOURCE.read_text(), options=("-std=c++14",), name_expressions=names)
 
 
@@ -252,3 +252,11 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     _launch(f"ooc_graph_advance_min<{_WEIGHT[w.dtype]}>", 32 * nf,
             (indptr, indices, w, np.int32(weights is not None and plus is None), _plus(plus), frontier,
              np.int64(nf), state.view(cp.uint64), changed))
+
+
+def scatter_min(state, ids, values, changed) -> None:
+    """``state[ids] = min(state[ids], values)`` (repeated ids allowed, non-negative values as
+    every min-relaxed state here; negative ids are padding, skipped); ``changed[ids] = 1``:
+    merging other workers' changes."""
+    _launch("ooc_graph_scatter_min", int(ids.size),
+            (ids, values, state.view(cp.uint64), changed, np.int64(ids.size)))

@@ -131,3 +131,17 @@ __global__ void ooc_graph_tight_parent(const int* __restrict__ src, const int* _
     if (strict ? !(du < dv) : !(du == dv && resolved[u] && !resolved[v])) return;
     atomicMin(&parent[v], (long long)u);
 }
+
+// state[ids[i]] = min(state[ids[i]], values[i]) and changed[ids[i]] = 1: merging the vertices
+// other workers changed in a distributed run (values non-negative, compared as bit patterns).
+// Negative ids are padding and skipped.
+__global__ void ooc_graph_scatter_min(const long long* __restrict__ ids, const double* __restrict__ values,
+                                      unsigned long long* state, unsigned char* __restrict__ changed,
+                                      const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const long long v = ids[i];
+    if (v < 0) return;
+    atomicMin(&state[v], (unsigned long long)__double_as_longlong(values[i]));
+    changed[v] = 1;
+}

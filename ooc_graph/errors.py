@@ -48,6 +48,14 @@ class DeviceError(OocGraphError):
     """The requested device cannot be used (no GPU, or the vertex state does not fit)."""
 
 
+class JobError(OocGraphError):
+    """A distributed job failed: a worker died, raised, or the cluster could not run it."""
+
+
+class JobCancelled(JobError):
+    """A run or job was cancelled before it finished."""
+
+
 def choice(name: str, value, choices) -> ParameterError:
     """The standard 'unknown X' error: names the value and lists the valid choices."""
     return ParameterError(f"unknown {name} {value!r} (valid: {', '.join(map(str, choices))})")

@@ -8,6 +8,8 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run, as_graph, check_positive_int
 from ._result import PageRankResult
 
@@ -16,6 +18,7 @@ log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
 
 
+@distributable
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
              profile: bool = False, store=False) -> PageRankResult:
@@ -60,7 +63,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         raise ParameterError(f"alpha must be in (0, 1] (got {alpha!r})")
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
-    check_positive_int("max_iter", max_iter)
+    max_iter = check_positive_int("max_iter", max_iter)
     g = as_graph(G)
     n = g.num_vertices
     if personalization is not None:  # validated before any chunk is read
@@ -74,7 +77,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
     # personalization), the personalization or uniform in networkx mode.
     p = xp.asarray(p / p.sum()) if personalization is not None else xp.full(n, 1.0 / max(n, 1))
-    outdeg = xp.asarray(g.out_degree, dtype=np.float64)
+    outdeg = run.engine.vertex_array("out_degree", np.float64)  # kept on the device between calls
     dangling = outdeg == 0
     inv = xp.where(dangling, 0.0, 1.0 / xp.maximum(outdeg, 1.0))
     x = xp.full(n, 1.0 / max(n, 1))
@@ -85,7 +88,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         lost = float(x[dangling].sum())
         new = alpha * (y + lost * p) + (1 - alpha) * p
         err = float(xp.abs(new - x).sum())
-        run.engine.stats.convergence.append((it, err))
+        run.engine.report(it, err)
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
             converged = err < tol

@@ -6,12 +6,15 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run, as_graph
 from ._result import SSSPResult
 
 __all__ = ["sssp"]
 
 
+@distributable
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
          execution: str = "auto", profile: bool = False, store=False) -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.

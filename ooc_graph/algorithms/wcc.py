@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run
 from ._result import WCCResult
 
 __all__ = ["wcc"]
 
 
+@distributable
 def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
         profile: bool = False, store=False) -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.

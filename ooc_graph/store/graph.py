@@ -34,15 +34,43 @@ class Graph:
         if not self.path.exists():
             raise StoreError(f"{self.path}: no such graph store")
         try:
-            self._h5 = h5py.File(self.path, "r")
+            self._file = h5py.File(self.path, "r")
         except OSError as err:
             raise StoreError(f"{self.path}: not a readable graph store (truncated or not HDF5): {err}") from err
         try:
             self._check_header()
         except Exception:
-            self._h5.close()
+            self._file.close()
             raise
+        self._inode = self.path.stat().st_ino
         self.engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
+
+    @property
+    def _h5(self) -> h5py.File:
+        """The open file; reopened on first use after :meth:`detach`."""
+        if self._file is None:
+            self._reattach()
+        return self._file
+
+    def detach(self) -> None:
+        """Close the file but keep the engines and their caches; the next read reopens it (and
+        refuses a file that has been replaced since). Lets another process write the store."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _reattach(self) -> None:
+        identity = {k: self.attrs.get(k) for k in ("num_vertices", "num_arcs", "built_by")}
+        try:
+            if self.path.stat().st_ino != self._inode:
+                raise StoreError(f"{self.path}: the store was replaced since it was opened; open it again")
+            self._file = h5py.File(self.path, "r")
+        except OSError as err:
+            raise StoreError(f"{self.path}: cannot reopen the store: {err}") from err
+        self._check_header()
+        if {k: self.attrs.get(k) for k in identity} != identity:
+            self.detach()
+            raise StoreError(f"{self.path}: the store was replaced since it was opened; open it again")
 
     # -- header ---------------------------------------------------------------------------------
     def _check_header(self):
@@ -243,7 +271,7 @@ class Graph:
         """
         if not name or "/" in name:
             raise ParameterError(f"result name must be non-empty and contain no '/' (got {name!r})")
-        self._h5.close()
+        self.detach()
         try:
             with h5py.File(self.path, "r+") as h5:
                 results = h5.require_group(F.RESULTS)
@@ -259,7 +287,7 @@ class Graph:
                     del results[name]
                 results.move(tmp, name)
         finally:
-            self._h5 = h5py.File(self.path, "r")
+            self._file = h5py.File(self.path, "r")
 
     # -- lifetime -------------------------------------------------------------------------------
     def release(self):
@@ -270,7 +298,7 @@ class Graph:
 
     def close(self):
         self.release()
-        self._h5.close()
+        self.detach()
 
     def __enter__(self):
         return self

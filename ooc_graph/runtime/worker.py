@@ -1,0 +1,182 @@
+"""What runs on each worker of a distributed job: one long-lived task per worker (a rank).
+
+A job is two tasks per worker. :func:`listen` opens the worker's end of the job's TCP mesh and
+returns its address; :func:`run_rank` — given every rank's address — connects the mesh (and, on
+GPUs, an NCCL communicator), opens the store, takes the sub-graphs the plan gives it and runs the
+algorithm's unchanged code with an engine placed on that share. The whole iteration loop runs
+here: nothing per iteration goes through the client or the scheduler.
+
+The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
+runs on the workers with ``Client.run`` (on the worker's event loop, beside the task).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from ooc_graph.engine.exchange import Placement, placed
+from ooc_graph.errors import JobCancelled
+
+from . import mesh as _mesh
+from .partition import plan
+
+log = logging.getLogger("ooc_graph.runtime")
+# Rank 0 refreshes the job's progress record at most this often.
+PROGRESS_SECONDS = 0.2
+# Progress records of this many recent jobs are kept per worker.
+KEEP_JOBS = 256
+
+_LISTENERS: dict = {}   # (job id, rank) -> listening socket, between listen and run_rank
+_GRAPHS: dict = {}      # store path -> open Graph, kept between jobs so caches stay warm
+_PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
+_CANCELLED: set = set()  # job ids the client cancelled
+_LOCK = threading.Lock()
+
+
+@dataclass
+class JobSpec:
+    """Everything a rank needs: the algorithm, the store, its keyword arguments, the workers."""
+
+    job_id: str
+    algorithm: str
+    path: str
+    kwargs: dict
+    workers: list            # worker addresses in rank order
+    device: str              # "cpu" or "gpu", the same on every rank
+    store: object = False    # save the result from rank 0 (True, or a result name)
+    options: dict = field(default_factory=dict)
+
+
+def _worker_address() -> str:
+    from distributed import get_worker
+    return get_worker().address
+
+
+def listen(job_id: str, rank: int):
+    """Open rank ``rank``'s listener on this worker's host; returns ``(host, port)``."""
+    host = urlparse(_worker_address()).hostname or "127.0.0.1"
+    sock = _mesh.listen(host)
+    with _LOCK:
+        _LISTENERS[(job_id, rank)] = sock
+    return sock.getsockname()[:2]
+
+
+def _graph(path: str):
+    """The store at ``path``, kept open between jobs (its engines keep their caches) unless it
+    has been replaced since."""
+    from ooc_graph.store import open_graph
+    with _LOCK:
+        g = _GRAPHS.get(path)
+        if g is not None:
+            try:
+                g.attrs  # noqa: B018
+                g._h5  # reopens, and refuses a replaced file
+            except Exception:
+                g.release()
+                g = None
+        if g is None:
+            g = _GRAPHS[path] = open_graph(path)
+        return g
+
+
+def run_rank(spec: JobSpec, rank: int, addresses: list):
+    """The task of rank ``rank``: the whole job on this worker. Rank 0 returns the result (arrays
+    in host memory); every rank returns its run statistics."""
+    from ooc_graph.algorithms import ALGORITHMS
+
+    with _LOCK:
+        listener = _LISTENERS.pop((spec.job_id, rank))
+    size = len(addresses)
+    m = _mesh.Mesh(rank, addresses, listener, names=spec.workers, abort=lambda: spec.job_id in _CANCELLED)
+    comm = graph = None
+    try:
+        graph = _graph(spec.path)
+        parts = plan(graph, size)
+        ranges = [p.vertices for p in parts]
+        if spec.device == "gpu":
+            from .nccl import NcclComm
+            comm = NcclComm(m, ranges, key=tuple(spec.workers))
+        else:
+            from .host import HostComm
+            comm = HostComm(m, ranges)
+        part = parts[rank]
+        placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
+                              on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED)
+        kwargs = dict(spec.kwargs, device=spec.device)
+        with placed(placement):
+            result = ALGORITHMS[spec.algorithm](graph, **kwargs)
+        comm.barrier()
+        graph.detach()  # no worker holds the file: the result can be written into it
+        comm.barrier()
+        where = None
+        if rank == 0 and spec.store:
+            result.graph = graph
+            where = result.save(spec.store if isinstance(spec.store, str) else None)
+            graph.detach()
+        result.graph = None
+        summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
+                   "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
+                   "seconds": result.seconds, "saved": where}
+        if rank == 0:
+            _progress(spec.job_id, state="finished")
+            return {"summary": summary, "result": result}
+        return {"summary": summary}
+    except BaseException as err:
+        if isinstance(err, JobCancelled) and rank == 0:
+            _progress(spec.job_id, state="cancelled")
+        if spec.device == "gpu":
+            from .nccl import drop
+            drop(tuple(spec.workers), abort=True)
+        raise
+    finally:
+        m.close()  # on failure, the other ranks see the connection close at once
+        if graph is not None:
+            graph.detach()
+
+
+def _reporter(spec: JobSpec, rank: int):
+    """Rank 0's ``on_report``: keep the latest iteration and measure for :func:`job_progress`."""
+    if rank != 0:
+        return None
+    t0, last = time.monotonic(), [0.0]
+    _progress(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
+
+    def report(iteration, measure):
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            _progress(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
+    return report
+
+
+def _progress(job_id: str, **fields) -> None:
+    with _LOCK:
+        _PROGRESS[job_id] = {**_PROGRESS.pop(job_id, {}), **fields, "pid": os.getpid()}
+        while len(_PROGRESS) > KEEP_JOBS:
+            _PROGRESS.pop(next(iter(_PROGRESS)))
+
+
+def job_progress(job_id: str) -> dict | None:
+    """The progress record of ``job_id`` on this worker (run by the client with ``Client.run``)."""
+    with _LOCK:
+        record = _PROGRESS.get(job_id)
+        return None if record is None else dict(record)
+
+
+def cancel_job(job_id: str) -> None:
+    """Ask ``job_id``'s ranks on this worker to stop at their next convergence report."""
+    with _LOCK:
+        _CANCELLED.add(job_id)
+
+
+def forget_job(job_id: str) -> None:
+    with _LOCK:
+        _PROGRESS.pop(job_id, None)
+        _CANCELLED.discard(job_id)
+        for key in [k for k in _LISTENERS if k[0] == job_id]:
+            _LISTENERS.pop(key).close()
