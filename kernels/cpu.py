@@ -159,3 +159,15 @@ def scatter_min(state, ids, values, changed) -> None:
     if ids.size:
         np.minimum.at(state, ids, values)
         changed[ids] = 1
+
+
+def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
+    """One PageRank update of a vertex range, in place: ``x_new = alpha (y + lost p) + (1 -
+    alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new * inv``,
+    ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv == 0``)."""
+    new = alpha * (y + lost * p) + (1 - alpha) * p
+    err = float(np.abs(new - x).sum())
+    dangling = float(new[inv == 0].sum())
+    np.multiply(new, inv, out=contrib)
+    x[...] = new
+    return np.array([err, dangling])

@@ -46,8 +46,9 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
     if placement is not None:
         engine.comm = placement.comm
         engine.on_report, engine.should_stop = placement.on_report, placement.should_stop
+        engine.host_empty = placement.host_empty
     else:
-        engine.on_report = engine.should_stop = None
+        engine.on_report = engine.should_stop = engine.host_empty = None
     engine.reset_stats()
     engine.profile = profile
     return engine

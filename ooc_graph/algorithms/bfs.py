@@ -47,4 +47,4 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     out = xp.where(reached, depth, 0).astype(np.int64)
     out[~reached] = UNREACHABLE
     return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
-                      depth=eng.backend.to_host(out), parent=eng.backend.to_host(parent))
+                      depth=eng.to_host(out), parent=eng.to_host(parent))

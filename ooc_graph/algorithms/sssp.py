@@ -47,4 +47,4 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
     parent = eng.tight_parents(dist, plus=plus, root=s)
     return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
-                      distance=eng.backend.to_host(dist), parent=eng.backend.to_host(parent))
+                      distance=eng.to_host(dist), parent=eng.to_host(parent))

@@ -53,6 +53,7 @@ class Engine(ChunkStream):
         self.comm = comm if comm is not None else LocalComm(graph.num_vertices)
         self.on_report = None
         self.should_stop = None
+        self.host_empty = None  # allocates result arrays in host memory (e.g. shared memory), if set
         self._advance_ok = None  # whether every rank holds the out-CSR (agreed once)
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -82,17 +83,50 @@ class Engine(ChunkStream):
         sent = method(*arrays)
         self.stats.exchanged(time.perf_counter() - t, sent)
 
+    # -- exchange for algorithms that update only their own vertices ---------------------------
+    @property
+    def owned(self) -> tuple:
+        """The vertices ``[lo, hi)`` this engine's passes write (all of them in one process)."""
+        return self.comm.owned
+
+    def to_host(self, array):
+        """A result array in host memory, where :attr:`host_empty` allocates (a distributed job
+        places rank 0's results in shared memory the client maps), at bus speed from a GPU."""
+        out = None if self.host_empty is None else self.host_empty(array.shape, array.dtype)
+        if out is None and self.backend.xp is np:
+            return array
+        return self.backend.to_host(array, out)
+
+    def gather(self, x) -> None:
+        """Fill the other workers' ranges of ``x`` from them (nothing in one process)."""
+        self._exchange(self.comm.gather_owned, x)
+
+    def sum_over_workers(self, values) -> np.ndarray:
+        """Small per-worker partial sums (a host array) added up over the workers."""
+        values = np.asarray(values, np.float64)
+        return values if self.comm.size == 1 else self.comm.allreduce(values, "sum")
+
     # -- operators ------------------------------------------------------------------------------
-    def pull_sum(self, x):
+    def pull_sum(self, x, *, out=None, gather: bool = True):
         """``y[v] = Σ_{u→v} x[u]`` over all arcs (one pass). On a GPU holding every chunk, passes
-        after the first run over one cache-blocked copy of the graph (:func:`kernels.gpu.source_blocked`)."""
+        after the first run over one cache-blocked copy of the graph (:func:`kernels.gpu.source_blocked`).
+
+        ``out`` (n float64) receives ``y``; ``gather=False`` leaves the other workers' ranges of
+        it unset (only :attr:`owned` is valid): an algorithm that then updates only its own
+        vertices exchanges what it needs itself, once per iteration."""
         k, xp = self.backend.kernels, self.backend.xp
         t = time.perf_counter()
-        y = xp.zeros(self.graph.num_vertices, dtype=np.float64)
+        lo, hi = self.owned
+        if out is None:
+            y = xp.zeros(self.graph.num_vertices, dtype=np.float64)
+        else:
+            y = out
+            y[lo:hi] = 0.0  # passes write only the owned destinations
         whole = self._whole_graph()
         for batch in self.batches() if whole is None else self._whole_pass(whole):
             k.pull_sum(batch, x, y)
-        self._exchange(self.comm.gather_owned, y)
+        if gather:
+            self._exchange(self.comm.gather_owned, y)
         self.stats.seconds_computing += time.perf_counter() - t
         return y
 

@@ -41,7 +41,8 @@ class Comm:
         return 0
 
     def allreduce(self, value, op: str = "sum"):
-        """A scalar combined over ranks with ``op`` (``sum``, ``max``, ``min``)."""
+        """A scalar, or a small 1-D NumPy array elementwise, combined over ranks with ``op``
+        (``sum``, ``max``, ``min``)."""
         return value
 
     def barrier(self) -> None:
@@ -68,6 +69,7 @@ class Placement:
     key: tuple  # identifies the placement for engine reuse between jobs
     on_report: object = None  # called with (iteration, measure) at every convergence report
     should_stop: object = None  # polled at every report: True cancels the job on every worker
+    host_empty: object = None  # (shape, dtype) -> host array for results (rank 0: shared memory)
 
 
 _PLACEMENT: contextvars.ContextVar = contextvars.ContextVar("ooc_graph_placement", default=None)

@@ -167,8 +167,9 @@ class ChunkStream:
             self._reader = None
 
     def vertex_array(self, name: str, dtype=None):
-        """A per-vertex array of the store (``out_degree``, ``in_degree``) on the backend's device,
-        uploaded once and kept between calls (a warm call uploads nothing it already has)."""
+        """A per-vertex array of the store (``out_degree``, ``in_degree``, ``labels``) on the
+        backend's device, uploaded once and kept between calls (a warm call uploads nothing it
+        already has)."""
         key = (name, None if dtype is None else np.dtype(dtype).str)
         if key not in self._vertex:
             values = getattr(self.graph, name)

@@ -9,7 +9,6 @@ from ooc_graph.kernels import cpu
 
 from .mesh import Mesh
 
-_OPS = {"sum": sum, "max": max, "min": min}
 # merge_min sends the whole state instead of (id, value) pairs once this share of it changed.
 DENSE_SHARE = 0.5
 
@@ -61,9 +60,11 @@ class HostComm(Comm):
         return self._sent(before)
 
     def allreduce(self, value, op: str = "sum"):
-        parts = self.mesh.allgather(np.float64(value).tobytes())
-        result = _OPS[op](float(np.frombuffer(p, np.float64)[0]) for p in parts)
-        return int(result) if isinstance(value, (int, np.integer)) else result
+        parts = [np.frombuffer(p, np.float64) for p in self.mesh.allgather(np.asarray(value, np.float64).tobytes())]
+        result = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(parts)
+        if isinstance(value, np.ndarray):
+            return result
+        return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
     def barrier(self) -> None:
         self.mesh.barrier()

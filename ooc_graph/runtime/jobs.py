@@ -118,7 +118,7 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     names = _workers_of(client, workers)
     spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
                            path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
-                           store=store)
+                           store=store, client_host=_worker.host_identity())
     return Job(client, spec, graph if hasattr(graph, "path") else None)
 
 
@@ -188,6 +188,8 @@ class Job:
     def _raise(self, err: BaseException, worker: str | None):
         for f in self._all:
             f.cancel()
+        for path in _worker.shared_files(self.id):  # results rank 0 left for us (same host)
+            os.unlink(path)
         gone = set(self._workers_gone())
         self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
                         on_error="ignore")
@@ -251,6 +253,9 @@ class Job:
 def _combine(parts: list, seconds: float, graph):
     """Rank 0's result, with the counters of every rank added up and each rank's summary."""
     result = parts[0]["result"]
+    for name, array in result.arrays().items():
+        if isinstance(array, _worker.SharedArray):
+            setattr(result, name, array.load())
     ranks = [p["summary"] for p in parts]
     stats = dict(result.stats)
     for key in _SUM:

@@ -66,7 +66,6 @@ class NcclComm(Comm):
         self.mesh, self.rank, self.size, self.key = mesh, mesh.rank, mesh.size, key
         self.ranges = [tuple(map(int, r)) for r in ranges]
         self.nccl = communicator(mesh, key)
-        self._scalar = cp.zeros(1, dtype=np.float64)
         self._count = cp.zeros(1, dtype=np.int64)
         self._counts = cp.zeros(self.size, dtype=np.int64)
 
@@ -143,12 +142,14 @@ class NcclComm(Comm):
 
     def allreduce(self, value, op: str = "sum"):
         stream = cp.cuda.get_current_stream().ptr
-        self._scalar[0] = float(value)
-        self.nccl.allReduce(self._ptr(self._scalar), self._ptr(self._scalar), 1, nccl.NCCL_FLOAT64, _OPS[op],
-                            stream)
+        host = np.atleast_1d(np.asarray(value, np.float64))
+        buf = cp.asarray(host)
+        self.nccl.allReduce(self._ptr(buf), self._ptr(buf), buf.size, nccl.NCCL_FLOAT64, _OPS[op], stream)
         self._wait()
-        result = float(self._scalar[0])
-        return int(result) if isinstance(value, (int, np.integer)) else result
+        result = cp.asnumpy(buf)
+        if isinstance(value, np.ndarray):
+            return result
+        return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
     def barrier(self) -> None:
         self.allreduce(0)

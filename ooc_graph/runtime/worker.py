@@ -12,12 +12,17 @@ runs on the workers with ``Client.run`` (on the worker's event loop, beside the 
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlparse
+
+import numpy as np
 
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
@@ -36,6 +41,45 @@ _GRAPHS: dict = {}      # store path -> open Graph, kept between jobs so caches 
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
 _LOCK = threading.Lock()
+# Results travel from rank 0 to a client on the same host as files here, mapped, not copied.
+SHARED_DIR = Path("/dev/shm")
+
+
+def host_identity() -> str:
+    """This machine, as far as shared memory goes: host name and boot id."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    """A result array rank 0 left in shared memory for a client on the same host."""
+
+    path: str
+
+    def load(self) -> np.ndarray:
+        """Map the array and remove its name (the mapping keeps the memory while it lives)."""
+        try:
+            return np.load(self.path, mmap_mode="r+")
+        finally:
+            os.unlink(self.path)
+
+
+def shared_files(job_id: str) -> list:
+    return glob.glob(str(SHARED_DIR / f"ooc-graph-{job_id}-*.npy"))
+
+
+def _shared_allocator(job_id: str):
+    count = [0]
+
+    def empty(shape, dtype):
+        path = SHARED_DIR / f"ooc-graph-{job_id}-{count[0]}.npy"
+        count[0] += 1
+        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    return empty
 
 
 @dataclass
@@ -49,7 +93,7 @@ class JobSpec:
     workers: list            # worker addresses in rank order
     device: str              # "cpu" or "gpu", the same on every rank
     store: object = False    # save the result from rank 0 (True, or a result name)
-    options: dict = field(default_factory=dict)
+    client_host: str = ""    # the client's host_identity(): results in shared memory if it is ours
 
 
 def _worker_address() -> str:
@@ -105,8 +149,11 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             from .host import HostComm
             comm = HostComm(m, ranges)
         part = parts[rank]
+        shared = rank == 0 and spec.client_host == host_identity() and SHARED_DIR.is_dir() \
+            and os.access(SHARED_DIR, os.W_OK)
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
-                              on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED)
+                              on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
+                              host_empty=_shared_allocator(spec.job_id) if shared else None)
         kwargs = dict(spec.kwargs, device=spec.device)
         with placed(placement):
             result = ALGORITHMS[spec.algorithm](graph, **kwargs)
@@ -119,6 +166,10 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             where = result.save(spec.store if isinstance(spec.store, str) else None)
             graph.detach()
         result.graph = None
+        for name, array in result.arrays().items():  # the client maps these instead of receiving them
+            if isinstance(array, np.memmap) and Path(array.filename).parent == SHARED_DIR:
+                array.flush()
+                setattr(result, name, SharedArray(str(array.filename)))
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
                    "seconds": result.seconds, "saved": where}
@@ -127,6 +178,8 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             return {"summary": summary, "result": result}
         return {"summary": summary}
     except BaseException as err:
+        for path in shared_files(spec.job_id) if rank == 0 else []:
+            os.unlink(path)
         if isinstance(err, JobCancelled) and rank == 0:
             _progress(spec.job_id, state="cancelled")
         if spec.device == "gpu":
