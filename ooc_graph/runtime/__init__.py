@@ -6,8 +6,8 @@ the whole iteration loop (:mod:`.worker`). :func:`submit` queues a job on a clus
 :class:`Job` handle.
 """
 
-from .cluster import shutdown
+from .cluster import release, shutdown
 from .jobs import Job, submit
 from .partition import Partition, plan
 
-__all__ = ["submit", "Job", "shutdown", "plan", "Partition"]
+__all__ = ["submit", "Job", "release", "shutdown", "plan", "Partition"]

@@ -95,6 +95,15 @@ def local_cpu_client(workers: int):
         return _LOCAL[key][1]
 
 
+def release(client=None) -> None:
+    """Free what workers keep between jobs (open stores, their cached chunks on the GPUs and in
+    pinned memory): on ``client``'s workers, or on those of every local cluster this process made."""
+    from .worker import release_all
+    clients = [as_client(client)] if client is not None else [c for _, c in _LOCAL.values()]
+    for c in clients:
+        c.run(release_all)
+
+
 def shutdown() -> None:
     """Close the local clusters this process started (also done at exit)."""
     with _LOCK:

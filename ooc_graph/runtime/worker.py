@@ -233,3 +233,14 @@ def forget_job(job_id: str) -> None:
         _CANCELLED.discard(job_id)
         for key in [k for k in _LISTENERS if k[0] == job_id]:
             _LISTENERS.pop(key).close()
+
+
+def release_all() -> int:
+    """Free every cached store's engines on this worker (device and pinned memory); returns how
+    many stores were open."""
+    with _LOCK:
+        graphs = list(_GRAPHS.values())
+        _GRAPHS.clear()
+    for g in graphs:
+        g.close()
+    return len(graphs)
