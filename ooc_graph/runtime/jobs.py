@@ -60,6 +60,19 @@ def alive_workers(client) -> list:
     return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
 
 
+_HUB_ADDRESSES: dict = {}  # (scheduler, worker) -> the worker's hub (host, port)
+
+
+def hub_addresses(client, workers: list) -> list:
+    """The hub address of each worker, asked of the workers the first time only."""
+    scheduler = client.scheduler.address
+    missing = [w for w in workers if (scheduler, w) not in _HUB_ADDRESSES]
+    if missing:
+        for w, address in client.run(_worker.hub_address, workers=missing).items():
+            _HUB_ADDRESSES[(scheduler, w)] = tuple(address)
+    return [_HUB_ADDRESSES[(scheduler, w)] for w in workers]
+
+
 def _workers_of(client, workers) -> list:
     """Worker addresses for a job, sorted (their rank order): all of the cluster's, the first
     ``workers`` of them, or those listed."""
@@ -135,11 +148,9 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
-        opts = dict(pure=False, allow_other_workers=False)
-        self._listen = [client.submit(_worker.listen, self.id, rank, workers=[w], key=f"ooc-graph-listen-{self.id}-{rank}",
-                                      **opts) for rank, w in enumerate(spec.workers)]
-        self.futures = [client.submit(_worker.run_rank, spec, rank, self._listen, workers=[w],
-                                      key=f"ooc-graph-{self.id}-{rank}", **opts)
+        addresses = hub_addresses(client, spec.workers)
+        self.futures = [client.submit(_worker.run_rank, spec, rank, addresses, workers=[w], pure=False,
+                                      allow_other_workers=False, key=f"ooc-graph-{self.id}-{rank}")
                         for rank, w in enumerate(spec.workers)]
 
     def __repr__(self):
@@ -147,7 +158,7 @@ class Job:
 
     @property
     def _all(self):
-        return self._listen + self.futures
+        return self.futures
 
     def status(self) -> str:
         if self._cancelled or isinstance(self._error, JobCancelled):
@@ -211,15 +222,14 @@ class Job:
         from distributed import wait
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            pending = [f for f in self._all if f.status == "pending"]
-            if pending:
-                try:
-                    wait(pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    pass
-            failed = [(f, rank) for rank, f in enumerate(self.futures) if f.status == "error"] + \
-                     [(f, rank) for rank, f in enumerate(self._listen) if f.status == "error"]
-            if failed:
+            # A rank that fails makes the others fail at once (their mesh closes), so waiting
+            # for all of them returns promptly; a dead worker's rank never returns: the poll
+            # below notices the worker is gone.
+            try:
+                wait(self.futures, timeout=POLL_SECONDS)
+            except TimeoutError:
+                pass
+            if any(f.status == "error" for f in self.futures):
                 self._fail(*self._root_cause())
             if self._done():
                 break
@@ -239,8 +249,7 @@ class Job:
         "peer closed its connection" that followed it (given a moment to arrive)."""
         deadline = time.monotonic() + 2 * POLL_SECONDS
         while True:
-            failed = [(f.exception(), w) for f, w in zip(self.futures + self._listen, self.spec.workers * 2)
-                      if f.status == "error"]
+            failed = [(f.exception(), w) for f, w in zip(self.futures, self.spec.workers) if f.status == "error"]
             own = [(e, w) for e, w in failed if not isinstance(e, JobError)]
             if own or time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
                 return (own or failed)[0]

@@ -22,46 +22,96 @@ _HEADER = struct.Struct("<q")
 CONNECT_TIMEOUT = 60.0  # seconds for the whole mesh to form
 
 
-def listen(host: str) -> socket.socket:
-    """A listening socket on ``host`` (a free port), for :class:`Mesh`."""
-    sock = socket.create_server((host, 0), backlog=128)
-    return sock
+class Hub:
+    """One listening socket per worker process, made on first use and kept: every job's ranks
+    connect to it, introducing themselves with the job id and their rank, and the hub hands each
+    connection to the job that waits for it. Clients learn a worker's hub address once, so a job
+    needs no round trip to set its mesh up."""
+
+    def __init__(self, host: str):
+        self.sock = socket.create_server((host, 0), backlog=256)
+        self.address = self.sock.getsockname()[:2]
+        self._arrived: dict = {}  # job id -> {rank: socket}
+        self._cond = threading.Condition()
+        threading.Thread(target=self._accept, name="ooc-graph-hub", daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                sock, _ = self.sock.accept()
+                sock.settimeout(10.0)
+                (length,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+                job = _recv_exact(sock, min(length, 1024)).decode()
+                (rank,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+            except (OSError, EOFError, UnicodeDecodeError):
+                continue  # a stray or broken connection: ignore it
+            with self._cond:
+                self._arrived.setdefault(job, {})[rank] = sock
+                self._cond.notify_all()
+
+    def take(self, job: str, ranks: set, deadline: float, abort=None) -> dict:
+        """The connections of ``ranks`` for ``job``, as they arrive, until ``deadline``."""
+        got = {}
+        with self._cond:
+            while True:
+                arrived = self._arrived.get(job, {})
+                for r in list(arrived):
+                    if r in ranks:
+                        got[r] = arrived.pop(r)
+                if len(got) == len(ranks):
+                    self._arrived.pop(job, None)
+                    return got
+                try:
+                    _give_up(deadline, abort)
+                except BaseException:
+                    for sock in got.values():
+                        sock.close()
+                    self._arrived.pop(job, None)
+                    raise
+                self._cond.wait(0.1)
+
+    def forget(self, job: str) -> None:
+        with self._cond:
+            for sock in self._arrived.pop(job, {}).values():
+                sock.close()
+
+
+_HUBS: dict = {}
+_HUBS_LOCK = threading.Lock()
+
+
+def hub(host: str) -> Hub:
+    """This process's hub on ``host``."""
+    with _HUBS_LOCK:
+        if host not in _HUBS:
+            _HUBS[host] = Hub(host)
+        return _HUBS[host]
 
 
 class Mesh:
-    """Connections to every other rank. ``addresses[r]`` is ``(host, port)`` of rank r's listener,
-    ``names[r]`` how errors name rank r (its worker's address)."""
+    """Connections to every other rank of job ``job``: rank r connects to the hubs of the lower
+    ranks (``addresses[r]`` is rank r's hub) and takes the higher ranks' connections from its own
+    ``hub``. ``names[r]`` is how errors name rank r (its worker's address)."""
 
-    def __init__(self, rank: int, addresses: list, listener: socket.socket | None, names: list | None = None,
+    def __init__(self, job: str, rank: int, addresses: list, own: Hub, names: list | None = None,
                  timeout: float = CONNECT_TIMEOUT, abort=None):
         self.rank, self.size = rank, len(addresses)
         self.names = names or [f"{h}:{p}" for h, p in addresses]
         self.peers: dict[int, socket.socket] = {}
         self._lock = threading.Lock()
         deadline = time.monotonic() + timeout
+        tag = job.encode()
         try:
             for r in range(rank):  # connect to lower ranks, introduce ourselves
                 sock = _connect(addresses[r], deadline, abort)
-                sock.sendall(_HEADER.pack(rank))
+                sock.sendall(_HEADER.pack(len(tag)) + tag + _HEADER.pack(rank))
                 self.peers[r] = sock
-            while len(self.peers) < self.size - 1:  # accept the higher ranks
-                listener.settimeout(0.1)
-                try:
-                    sock, _ = listener.accept()
-                except socket.timeout:
-                    _give_up(deadline, abort)
-                    continue
-                sock.settimeout(max(0.01, deadline - time.monotonic()))
-                (peer,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
-                self.peers[peer] = sock
+            self.peers.update(own.take(job, set(range(rank + 1, self.size)), deadline, abort))
         except (OSError, EOFError) as err:
             self.close()
             missing = [self.names[r] for r in range(self.size) if r != rank and r not in self.peers]
             raise JobError(f"rank {rank} could not connect to the other workers of the job "
                            f"({', '.join(missing)}) within {timeout:.0f} s: {err}") from err
-        finally:
-            if listener is not None:
-                listener.close()
         for sock in self.peers.values():
             sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

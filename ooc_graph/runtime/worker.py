@@ -1,9 +1,9 @@
 """What runs on each worker of a distributed job: one long-lived task per worker (a rank).
 
-A job is two tasks per worker. :func:`listen` opens the worker's end of the job's TCP mesh and
-returns its address; :func:`run_rank` — given every rank's address — connects the mesh (and, on
-GPUs, an NCCL communicator), opens the store, takes the sub-graphs the plan gives it and runs the
-algorithm's unchanged code with an engine placed on that share. The whole iteration loop runs
+A job is one task per worker, :func:`run_rank`: it connects the job's TCP mesh through the
+workers' hubs (:func:`hub_address`, learned once per worker by the client) and, on GPUs, an NCCL
+communicator, opens the store, takes the sub-graphs the plan gives it and runs the algorithm's
+unchanged code with an engine placed on that share. The whole iteration loop runs
 here: nothing per iteration goes through the client or the scheduler.
 
 The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
@@ -36,7 +36,6 @@ PROGRESS_SECONDS = 0.2
 # Progress records of this many recent jobs are kept per worker.
 KEEP_JOBS = 256
 
-_LISTENERS: dict = {}   # (job id, rank) -> listening socket, between listen and run_rank
 _GRAPHS: dict = {}      # store path -> open Graph, kept between jobs so caches stay warm
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
@@ -101,13 +100,14 @@ def _worker_address() -> str:
     return get_worker().address
 
 
-def listen(job_id: str, rank: int):
-    """Open rank ``rank``'s listener on this worker's host; returns ``(host, port)``."""
-    host = urlparse(_worker_address()).hostname or "127.0.0.1"
-    sock = _mesh.listen(host)
-    with _LOCK:
-        _LISTENERS[(job_id, rank)] = sock
-    return sock.getsockname()[:2]
+def _hub():
+    return _mesh.hub(urlparse(_worker_address()).hostname or "127.0.0.1")
+
+
+def hub_address(dask_worker=None):
+    """``(host, port)`` of this worker's hub (run by the client with ``Client.run``)."""
+    host = urlparse(dask_worker.address if dask_worker is not None else _worker_address()).hostname or "127.0.0.1"
+    return _mesh.hub(host).address
 
 
 def _graph(path: str):
@@ -133,11 +133,12 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
     in host memory); every rank returns its run statistics."""
     from ooc_graph.algorithms import ALGORITHMS
 
-    with _LOCK:
-        listener = _LISTENERS.pop((spec.job_id, rank))
+    t0 = time.perf_counter()
     size = len(addresses)
-    m = _mesh.Mesh(rank, addresses, listener, names=spec.workers, abort=lambda: spec.job_id in _CANCELLED)
+    m = _mesh.Mesh(spec.job_id, rank, addresses, _hub(), names=spec.workers,
+                   abort=lambda: spec.job_id in _CANCELLED)
     comm = graph = None
+    timing = {"mesh": time.perf_counter() - t0}
     try:
         graph = _graph(spec.path)
         parts = plan(graph, size)
@@ -148,6 +149,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         else:
             from .host import HostComm
             comm = HostComm(m, ranges)
+        timing["setup"] = time.perf_counter() - t0
         part = parts[rank]
         shared = rank == 0 and spec.client_host == host_identity() and SHARED_DIR.is_dir() \
             and os.access(SHARED_DIR, os.W_OK)
@@ -157,6 +159,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         kwargs = dict(spec.kwargs, device=spec.device)
         with placed(placement):
             result = ALGORITHMS[spec.algorithm](graph, **kwargs)
+        timing["algorithm"] = time.perf_counter() - t0
         comm.barrier()
         graph.detach()  # no worker holds the file: the result can be written into it
         comm.barrier()
@@ -172,7 +175,8 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
                 setattr(result, name, SharedArray(str(array.filename)))
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
-                   "seconds": result.seconds, "saved": where}
+                   "seconds": result.seconds, "saved": where,
+                   "timing": dict(timing, total=time.perf_counter() - t0)}
         if rank == 0:
             _progress(spec.job_id, state="finished")
             return {"summary": summary, "result": result}
@@ -231,8 +235,8 @@ def forget_job(job_id: str) -> None:
     with _LOCK:
         _PROGRESS.pop(job_id, None)
         _CANCELLED.discard(job_id)
-        for key in [k for k in _LISTENERS if k[0] == job_id]:
-            _LISTENERS.pop(key).close()
+    for h in list(_mesh._HUBS.values()):
+        h.forget(job_id)
 
 
 def release_all() -> int:
