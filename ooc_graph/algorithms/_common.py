@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from ooc_graph.engine import Engine, current_placement
+from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import ParameterError
 from ooc_graph.store import Graph, open_graph
 
@@ -48,7 +49,7 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
         engine.on_report, engine.should_stop = placement.on_report, placement.should_stop
         engine.host_empty = placement.host_empty
     else:
-        engine.on_report = engine.should_stop = engine.host_empty = None
+        engine.on_report, engine.should_stop, engine.host_empty = current_watcher(), None, None
     engine.reset_stats()
     engine.profile = profile
     return engine
