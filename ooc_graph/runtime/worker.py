@@ -36,7 +36,7 @@ PROGRESS_SECONDS = 0.2
 # Progress records of this many recent jobs are kept per worker.
 KEEP_JOBS = 256
 
-_GRAPHS: dict = {}      # store path -> open Graph, kept between jobs so caches stay warm
+_GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
 _LOCK = threading.Lock()
@@ -110,22 +110,28 @@ def hub_address(dask_worker=None):
     return _mesh.hub(host).address
 
 
-def _graph(path: str):
-    """The store at ``path``, kept open between jobs (its engines keep their caches) unless it
-    has been replaced since."""
+def _checkout(path: str):
+    """An open Graph of the store at ``path`` for one job: an idle one kept from earlier jobs (its
+    engines keep their caches) unless the store has been replaced, else a new one. Jobs running
+    at once on this worker never share a Graph, so never an engine."""
     from ooc_graph.store import open_graph
-    with _LOCK:
-        g = _GRAPHS.get(path)
-        if g is not None:
-            try:
-                g.attrs  # noqa: B018
-                g._h5  # reopens, and refuses a replaced file
-            except Exception:
-                g.release()
-                g = None
+    while True:
+        with _LOCK:
+            idle = _GRAPHS.get(path, [])
+            g = idle.pop() if idle else None
         if g is None:
-            g = _GRAPHS[path] = open_graph(path)
-        return g
+            return open_graph(path)
+        try:
+            g._h5  # noqa: B018 - reopens, and refuses a replaced file
+            return g
+        except Exception:
+            g.close()
+
+
+def _checkin(path: str, g) -> None:
+    g.detach()
+    with _LOCK:
+        _GRAPHS.setdefault(path, []).append(g)
 
 
 def run_rank(spec: JobSpec, rank: int, addresses: list):
@@ -140,7 +146,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
     comm = graph = None
     timing = {"mesh": time.perf_counter() - t0}
     try:
-        graph = _graph(spec.path)
+        graph = _checkout(spec.path)
         parts = plan(graph, size)
         ranges = [p.vertices for p in parts]
         if spec.device == "gpu":
@@ -193,7 +199,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
     finally:
         m.close()  # on failure, the other ranks see the connection close at once
         if graph is not None:
-            graph.detach()
+            _checkin(spec.path, graph)
 
 
 def _reporter(spec: JobSpec, rank: int):
@@ -243,7 +249,7 @@ def release_all() -> int:
     """Free every cached store's engines on this worker (device and pinned memory); returns how
     many stores were open."""
     with _LOCK:
-        graphs = list(_GRAPHS.values())
+        graphs = [g for idle in _GRAPHS.values() for g in idle]
         _GRAPHS.clear()
     for g in graphs:
         g.close()
