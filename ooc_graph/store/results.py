@@ -1,0 +1,486 @@
+"""Results in a store: saving (or, when the store cannot take them, a file beside it), loading,
+dropping, compacting.
+
+A write opens the store for writing under HDF5's exclusive lock, waiting for other processes'
+locks (:mod:`.locking`), checks that the file is still the graph the result was computed on, cleans
+half-written results that a killed writer left, and writes under a temporary group name that is
+moved into place when complete. A result that cannot go into its store (locked past the timeout,
+read-only, replaced by another graph, disk full) is written to ``<store>.<name>.result.h5`` beside
+it, with a warning naming that file: a finished computation is never thrown away.
+
+HDF5 reuses freed space only while a file stays open, so the space of a replaced result is lost
+until the store is rewritten; the ``results`` group counts those bytes and the store is compacted
+(rewritten without them, atomically) when they pass a quarter of the file. Persistent free-space
+tracking would reuse them in place, but a writer killed mid-save then corrupts the file (measured:
+16 of 40 kills), which this project will not trade for space.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import shutil
+import stat
+import time
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ooc_graph._memory import human
+from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError
+
+from . import _format as F
+from ._validate import check_store, plain
+from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
+from .writer import AtomicFile, write_array
+
+log = logging.getLogger("ooc_graph.store")
+
+RESULT_FILE_FORMAT = "ooc_graph_result"
+AUTO_COMPACT_ENV = "OOC_GRAPH_AUTO_COMPACT"
+AUTO_COMPACT_FRACTION = 0.25       # compact when unused bytes pass this share of the bytes in use
+AUTO_COMPACT_MIN_BYTES = 1 << 20   # ... and at least this many
+_JSON_ATTRS = ("parameters", "stats")
+
+
+@dataclass(frozen=True)
+class SavedResult:
+    """Where :meth:`Result.save` put a result: ``results/<name>`` of ``path``, which is the store
+    (``in_store``) or, when the store could not take it, a file beside it; ``reason`` says why not."""
+
+    name: str
+    path: Path
+    in_store: bool
+    reason: str = ""
+
+    def __str__(self):
+        return f"{self.path}:results/{self.name}" if self.in_store else str(self.path)
+
+
+class _NotWritable(Exception):
+    """The store cannot take a write; the message says why, as a phrase."""
+
+
+def check_result_name(name) -> str:
+    """A result name: a non-empty string without '/', NUL or a leading '.' (names beginning with
+    '.' are reserved for results being written)."""
+    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\0" in name \
+            or len(name) > 200:
+        raise ParameterError(f"result name must be a non-empty string of at most 200 characters, not starting "
+                             f"with '.' and without '/' (got {name!r})")
+    return name
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def encode_attrs(attrs: dict) -> dict:
+    """Attributes as HDF5 stores them: dicts, lists and None as JSON, with a timestamp."""
+    out = {**attrs, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return {k: json.dumps(v, default=_jsonable) if isinstance(v, (dict, list, tuple)) or v is None else v
+            for k, v in out.items()}
+
+
+def read_group(grp, where: str) -> dict:
+    """A stored result: its arrays, and ``attrs`` with ``parameters`` and ``stats`` as dicts."""
+    try:
+        out = {k: grp[k][()] for k in grp.keys()}
+    except OSError as err:
+        raise StoreError(f"{where}: result {grp.name} is corrupted or truncated ({err})") from err
+    attrs = {k: plain(v) for k, v in grp.attrs.items()}
+    for k in _JSON_ATTRS:
+        if isinstance(attrs.get(k), str):
+            try:
+                attrs[k] = json.loads(attrs[k])
+            except ValueError as err:
+                raise StoreError(f"{where}: attribute {k} of {grp.name} is not JSON ({attrs[k][:40]!r})") from err
+    out["attrs"] = attrs
+    return out
+
+
+def _write_group(results, name: str, arrays: dict, attrs: dict) -> None:
+    """``results/<name>``, written as ``results/.partial-<name>`` and moved into place."""
+    tmp = F.PARTIAL_PREFIX + name
+    try:
+        grp = results.create_group(tmp)
+        for key, values in arrays.items():
+            write_array(grp, key, values)
+        for key, value in attrs.items():
+            grp.attrs[key] = value
+        if name in results:
+            del results[name]
+        results.move(tmp, name)
+    except BaseException:
+        try:
+            if tmp in results:
+                del results[tmp]
+        except Exception:  # noqa: BLE001 - the next write removes it
+            log.debug("could not remove %s after a failed write", tmp, exc_info=True)
+        raise
+
+
+def _clean_partials(results) -> None:
+    """Remove results a killed or failed writer left half-written."""
+    for key in [k for k in results.keys() if k.startswith(F.PARTIAL_PREFIX)]:
+        log.info("removing the half-written result %s from %s", key, results.file.filename)
+        del results[key]
+
+
+def _note_unused(h5, results) -> int:
+    """Add the bytes this session freed and will not reuse to the ``unused_bytes`` count."""
+    unused = int(results.attrs.get(F.UNUSED_BYTES, 0)) + int(h5.id.get_freespace())
+    results.attrs[F.UNUSED_BYTES] = unused
+    return unused
+
+
+def _open_file(path, mode):
+    return h5py.File(path, mode)
+
+
+def _identity_at(path) -> str:
+    try:
+        with _open_file(path, "r") as h5:
+            return F.store_identity(h5.attrs)
+    except OSError as err:
+        if is_lock_error(err):
+            raise
+        raise _NotWritable("the path now names something that is not a graph store") from err
+
+
+def _open_for_writing(graph):
+    """The store open for writing, checked to be ``graph``; this process's handles on the file are
+    detached. Raises a lock error (to be retried) or :class:`_NotWritable`."""
+    path = graph.path
+    try:
+        st = os.stat(path)
+    except FileNotFoundError as err:
+        raise _NotWritable("the store no longer exists") from err
+    key = (st.st_dev, st.st_ino)
+    if key != graph._key and _identity_at(path) != graph.store_id:
+        raise _NotWritable("the file was replaced by another graph while the result was computed")
+    detach_all(key)
+    try:
+        h5 = _open_file(path, "r+")
+    except OSError as err:
+        if is_lock_error(err):
+            raise
+        if isinstance(err, PermissionError) or getattr(err, "errno", None) in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise _NotWritable("the store is read-only") from err
+        if "already open" in str(err):
+            raise _NotWritable("another handle in this process (not an ooc_graph.Graph) has it open") from err
+        raise _NotWritable(f"it cannot be opened for writing ({err})") from err
+    try:
+        if file_key(h5.id.get_vfd_handle()) != key:
+            raise BlockingIOError(errno.EAGAIN, "the file was replaced while it was being opened")
+        if F.store_identity(h5.attrs) != graph.store_id:
+            raise _NotWritable("the file was replaced by another graph while the result was computed")
+    except BaseException:
+        h5.close()
+        raise
+    return h5
+
+
+@contextmanager
+def writing(graph, timeout: float, what: str):
+    """The store open for writing, this process's other handles on it detached and :data:`IO`
+    held; SIGINT/SIGTERM wait until the file is closed."""
+    def attempt():
+        IO.acquire()
+        try:
+            return _open_for_writing(graph)
+        except BaseException:
+            IO.release()
+            raise
+
+    h5 = retry_locked(attempt, path=graph.path, timeout=timeout, what=what)
+    try:
+        with signals_deferred():
+            try:
+                yield h5
+            finally:
+                h5.close()
+    finally:
+        IO.release()
+
+
+def _check_room(folder: Path, nbytes: int) -> None:
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if free < nbytes + (nbytes >> 3) + (1 << 20):
+        raise _NotWritable(f"the disk holding it has {human(free)} free and the result needs {human(nbytes)}")
+
+
+def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedResult:
+    """Store ``arrays`` and ``attrs`` as ``results/<name>`` of ``graph``'s file, replacing an older
+    one; where the store cannot take them, in a file beside it (with a warning)."""
+    check_result_name(name)
+    n = graph.num_vertices
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    for key, values in arrays.items():
+        if values.shape != (n,):
+            raise ParameterError(f"result array {key!r} has shape {values.shape}; {graph.path} has {n} vertices")
+    attrs = encode_attrs(attrs)
+    timeout = lock_timeout(timeout)
+    try:
+        _check_room(graph.path.parent, sum(v.nbytes for v in arrays.values()))
+        with writing(graph, timeout, f"saving result {name!r}") as h5:
+            results = h5.require_group(F.RESULTS)
+            _clean_partials(results)
+            _write_group(results, name, arrays, attrs)
+            unused = _note_unused(h5, results)
+    except StoreBusyError:
+        reason = f"another process kept it locked for {timeout:g} s"
+    except _NotWritable as err:
+        reason = str(err)
+    except (OSError, RuntimeError, ValueError, KeyError) as err:
+        reason = f"writing it failed ({err})"
+    else:
+        maybe_compact(graph, unused)
+        return SavedResult(name, graph.path, True)
+    where = write_beside(graph, name, arrays, attrs, reason)
+    warnings.warn(f"{graph.path}: result {name!r} not saved in the store ({reason}); written to {where}",
+                  ResultNotStoredWarning, stacklevel=3)
+    return SavedResult(name, where, False, reason)
+
+
+def _create_with_umask(path: Path) -> None:
+    """An empty new file with the umask's permissions (mkstemp would make it 0600)."""
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+
+
+def write_beside(graph, name, arrays, attrs, reason) -> Path:
+    """``results/<name>`` in ``<store>.<name>.result.h5`` beside the store (else in the current
+    folder), written under a temporary name and renamed; an older such file is replaced."""
+    errors = []
+    for folder in _folders(graph):
+        target = folder / f"{graph.path.name}.{name}.result.h5"
+        if target.exists() and not _is_result_file(target):
+            target = folder / f"{graph.path.name}.{name}.{os.getpid()}-{time.time_ns()}.result.h5"
+        tmp = folder / f".{target.name}.{os.getpid()}.partial"
+        try:
+            _create_with_umask(tmp)
+            with h5py.File(tmp, "w") as h5:
+                h5.attrs.update({"format": RESULT_FILE_FORMAT, "format_version": F.FORMAT_VERSION,
+                                 "store": str(graph.path.resolve()), F.STORE_ID: graph.store_id,
+                                 "num_vertices": graph.num_vertices, "reason": reason})
+                _write_group(h5.create_group(F.RESULTS), name, arrays, attrs)
+            os.replace(tmp, target)
+            return target
+        except (OSError, RuntimeError, ValueError) as err:
+            errors.append(f"{folder}: {err}")
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+    raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
+                     f"written for it ({'; '.join(errors)})")
+
+
+def _folders(graph) -> list[Path]:
+    """Where result files of a store go: beside it, else the current folder."""
+    return list(dict.fromkeys([graph.path.resolve().parent, Path.cwd().resolve()]))
+
+
+def _is_result_file(path: Path) -> bool:
+    try:
+        with h5py.File(path, "r") as h5:
+            return h5.attrs.get("format") == RESULT_FILE_FORMAT
+    except OSError:
+        return False
+
+
+def read_result_file(path) -> dict:
+    """The result in a file written beside a store: as :meth:`Graph.load_result`, plus ``name``,
+    ``store`` (path of the store it was computed on), ``store_id`` and ``reason``."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as h5:
+            if h5.attrs.get("format") != RESULT_FILE_FORMAT or len(h5.get(F.RESULTS, ())) != 1:
+                raise StoreError(f"{path}: not an ooc_graph result file")
+            name = next(iter(h5[F.RESULTS]))
+            out = read_group(h5[F.RESULTS][name], str(path))
+            meta = {k: plain(h5.attrs.get(k)) for k in ("store", F.STORE_ID, "reason", "num_vertices")}
+    except OSError as err:
+        raise StoreError(f"{path}: not a readable ooc_graph result file ({err})") from err
+    return {**out, "name": name, **meta}
+
+
+def fallback_results(graph) -> list[Path]:
+    """Result files beside the store (or in the current folder) computed on this graph."""
+    found = []
+    for folder in _folders(graph):
+        for path in sorted(folder.glob(f"{graph.path.name}.*.result.h5")):
+            try:
+                with h5py.File(path, "r") as h5:
+                    if h5.attrs.get("format") == RESULT_FILE_FORMAT and h5.attrs.get(F.STORE_ID) == graph.store_id:
+                        found.append(path)
+            except OSError:
+                continue
+    return found
+
+
+def import_result(graph, path, *, timeout=None) -> str:
+    """Move a result file written beside the store into it (then delete the file); its name."""
+    r = read_result_file(path)
+    if r[F.STORE_ID] != graph.store_id or r["num_vertices"] != graph.num_vertices:
+        raise ParameterError(f"{path} holds a result of another graph ({r['store']}), not of {graph.path}")
+    arrays = {k: v for k, v in r.items() if isinstance(v, np.ndarray)}
+    attrs = {k: json.dumps(v) if k in _JSON_ATTRS and not isinstance(v, str) else v for k, v in r["attrs"].items()}
+    _modify(graph, lambda h5, results: _write_group(results, r["name"], arrays, attrs),
+            f"importing result {r['name']!r}", timeout)
+    Path(path).unlink()
+    return r["name"]
+
+
+def drop(graph, name: str, *, timeout=None) -> None:
+    """Delete ``results/<name>``; its space is reused once the store is compacted."""
+    check_result_name(name)
+
+    def delete(h5, results):
+        if name not in results:
+            stored = ", ".join(k for k in results if not k.startswith(".")) or "none"
+            raise ParameterError(f"no result {name!r} in {graph.path} (stored: {stored})")
+        del results[name]
+
+    _modify(graph, delete, f"dropping result {name!r}", timeout)
+
+
+def _modify(graph, change, what, timeout):
+    timeout = lock_timeout(timeout)
+    try:
+        with writing(graph, timeout, what) as h5:
+            results = h5.require_group(F.RESULTS)
+            _clean_partials(results)
+            change(h5, results)
+            unused = _note_unused(h5, results)
+    except _NotWritable as err:
+        raise StoreError(f"{graph.path}: {what} failed: {err}") from err
+    maybe_compact(graph, unused)
+
+
+def auto_compact_fraction() -> float:
+    text = os.environ.get(AUTO_COMPACT_ENV, "").strip().lower()
+    if not text:
+        return AUTO_COMPACT_FRACTION
+    if text in ("0", "off", "no", "false"):
+        return 0.0
+    try:
+        return max(0.0, float(text))
+    except ValueError as err:
+        raise ParameterError(f"${AUTO_COMPACT_ENV} must be a fraction such as 0.25, or off (got {text!r})") from err
+
+
+def maybe_compact(graph, unused: int) -> None:
+    """Compact the store when its unused bytes pass the threshold and nobody else has it open."""
+    fraction = auto_compact_fraction()
+    try:
+        size = os.path.getsize(graph.path)
+    except OSError:
+        return
+    if not fraction or unused < max(AUTO_COMPACT_MIN_BYTES, fraction * (size - unused)):
+        return
+    try:
+        before, after = compact(graph, timeout=0, auto=True) or (0, 0)
+        if before:
+            log.info("compacted %s: %s -> %s", graph.path, human(before), human(after))
+    except StoreError as err:
+        log.info("%s not compacted now: %s", graph.path, err)
+
+
+def _copy_store(src, dst_path: Path, identity: str) -> None:
+    with h5py.File(dst_path, "w") as dst:
+        for key in src.attrs:
+            dst.attrs.create(key, src.attrs[key], dtype=src.attrs.get_id(key).dtype)
+        if F.STORE_ID not in dst.attrs:
+            dst.attrs[F.STORE_ID] = identity
+        for key in src:
+            if key != F.RESULTS:
+                src.copy(src[key], dst, key)
+        results = dst.create_group(F.RESULTS)
+        for key in src.get(F.RESULTS, ()):
+            if not key.startswith("."):
+                src.copy(src[F.RESULTS][key], results, key)
+        check_store(dst, dst_path)
+
+
+def compact(graph, *, timeout=None, auto=False):
+    """Rewrite the store without unused space, keeping its identity: ``(bytes before, after)``.
+
+    The copy is made under a shared lock (readers go on); the new file replaces the old one only
+    while no process has the store open (HDF5's lock taken exclusively) and if nothing was written
+    meanwhile. Others that open the store afterwards get the new file; this process's graphs
+    reopen it on their next read."""
+    import fcntl
+
+    timeout = lock_timeout(timeout)
+    path = graph.path
+    for _ in range(1 if auto else 3):
+        src = retry_locked(lambda: _open_file(path, "r"), path=path, timeout=timeout, what="compaction")
+        try:
+            with IO:
+                if F.store_identity(src.attrs) != graph.store_id:
+                    raise StoreError(f"{path}: not compacted: the file was replaced by another graph")
+                st = os.fstat(src.id.get_vfd_handle())
+                unused = int(src[F.RESULTS].attrs.get(F.UNUSED_BYTES, 0)) if F.RESULTS in src else 0
+                free = shutil.disk_usage(path.parent).free
+                if free < st.st_size - unused + (64 << 20):
+                    raise StoreError(f"{path}: not compacted: it needs about {human(st.st_size - unused)} of free "
+                                     f"disk beside the store, {human(free)} is free")
+                tmp = AtomicFile(path)
+                try:
+                    _copy_store(src, tmp.tmp, graph.store_id)
+                    os.chmod(tmp.tmp, stat.S_IMODE(st.st_mode))
+                except BaseException as err:
+                    tmp.discard()
+                    if isinstance(err, OSError):
+                        raise StoreError(f"{path}: not compacted: writing the copy failed ({err})") from err
+                    raise
+        finally:
+            with IO:
+                src.close()
+        key, stamp = (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
+
+        def swap():
+            with IO:
+                detach_all(key)
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    fst = os.fstat(fd)
+                    if (fst.st_dev, fst.st_ino) != key:
+                        return False
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no process has the store open
+                    if (fst.st_size, fst.st_mtime_ns) != stamp:
+                        return False
+                    with signals_deferred():
+                        tmp.commit()
+                    return True
+                finally:
+                    os.close(fd)
+
+        try:
+            swapped = retry_locked(swap, path=path, timeout=timeout, what="compaction")
+        except FileNotFoundError as err:
+            tmp.discard()
+            raise StoreError(f"{path}: not compacted: the store was removed meanwhile") from err
+        except BaseException:
+            tmp.discard()
+            raise
+        if swapped:
+            return st.st_size, os.path.getsize(path)
+        tmp.discard()  # written to meanwhile: copy again
+    if auto:
+        return None
+    raise StoreError(f"{path}: not compacted: other processes kept writing to it")
