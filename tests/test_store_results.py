@@ -119,6 +119,9 @@ def test_drop_and_compact(store):
     assert after < before == before and os.stat(store).st_ino != ino
     assert G.store_id == sid and ooc_graph.open(store).store_id == sid
     assert G.results() == ["b"] and G.unused_bytes() == 0  # G reopened the new file
+    with h5py.File(store, "r") as h5:  # chunks and checksums kept, links still links
+        assert h5["cel/src"].fletcher32 and h5["cel/src"].chunks == (G.chunk_arcs,)
+        assert isinstance(h5.get("vertex/out_degree", getlink=True), h5py.SoftLink) != G.directed
     np.testing.assert_allclose(G.load_result("b")["values"], ooc_graph.pagerank(G, device="cpu").values)
 
 
@@ -267,6 +270,19 @@ def test_three_processes_save_at_once(store, tmp_path):
     assert ooc_graph.open(store).results() == ["pagerank", "pr3"] and partials(store) == []
 
 
+def test_file_replaced_during_a_run_gets_no_result(store, tmp_path):
+    p = spawn(RUN, store, tmp_path / "go", "pagerank")
+    assert p.stdout.readline().strip() == "ready"
+    ooc_graph.convert(np.array([[0, 1], [1, 2]]), tmp_path / "small.h5", progress=False).close()
+    os.replace(tmp_path / "small.h5", store)  # `convert small.txt g.h5` while `run pagerank g.h5` computes
+    (tmp_path / "go").touch()
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and "Traceback" not in err, err
+    assert out.splitlines()[-1] == f"False {store}.pagerank.result.h5" and "replaced by another graph" in err
+    assert ooc_graph.open(store).results() == [] and partials(store) == []
+    assert read_result_file(f"{store}.pagerank.result.h5")["values"].shape == (2000,)
+
+
 def test_store_held_past_the_timeout_saves_beside(store, tmp_path, caplog):
     holder = spawn(HOLD, store)
     try:
@@ -331,3 +347,17 @@ def test_interrupted_save_completes_first(store, tmp_path):
     out, err = p.communicate(timeout=20)
     assert "KeyboardInterrupt" in err and p.returncode != 0  # delivered once the write was done
     assert partials(store) == [] and ooc_graph.open(store).results() == ["pagerank"]
+
+
+def test_temporary_result_files_of_dead_processes_are_removed(store, monkeypatch):
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    dead = store.parent / f".g.h5.wcc.result.h5.{p.pid}-0a1b.partial"
+    alive = store.parent / ".g.h5.wcc.result.h5.1-0a1b.partial"  # init runs
+    dead.touch()
+    alive.touch()
+    monkeypatch.setattr(R, "_check_room", lambda *a: (_ for _ in ()).throw(R._NotWritable("test")))
+    G = ooc_graph.open(store)
+    with pytest.warns(ResultNotStoredWarning):
+        ooc_graph.wcc(G, device="cpu", store=True)
+    assert not dead.exists() and alive.exists()

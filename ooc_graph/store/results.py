@@ -266,10 +266,11 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
     folder), written under a temporary name and renamed; an older such file is replaced."""
     errors = []
     for folder in _folders(graph):
+        _remove_dead_temps(folder, graph.path.name)
         target = folder / f"{graph.path.name}.{name}.result.h5"
         if target.exists() and not _is_result_file(target):
             target = folder / f"{graph.path.name}.{name}.{os.getpid()}-{time.time_ns()}.result.h5"
-        tmp = folder / f".{target.name}.{os.getpid()}.partial"
+        tmp = folder / f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.partial"
         try:
             _create_with_umask(tmp)
             with h5py.File(tmp, "w") as h5:
@@ -287,6 +288,19 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
                 pass
     raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
                      f"written for it ({'; '.join(errors)})")
+
+
+def _remove_dead_temps(folder: Path, store_name: str) -> None:
+    """Temporary result files (``.<file>.<pid>-<random>.partial``) of processes that no longer run."""
+    for tmp in folder.glob(f".{store_name}.*.result.h5.*.partial"):
+        pid = tmp.name.rsplit(".", 2)[-2].split("-")[0]
+        try:
+            if pid.isdigit():
+                os.kill(int(pid), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _folders(graph) -> list[Path]:
