@@ -361,3 +361,31 @@ def test_temporary_result_files_of_dead_processes_are_removed(store, monkeypatch
     with pytest.warns(ResultNotStoredWarning):
         ooc_graph.wcc(G, device="cpu", store=True)
     assert not dead.exists() and alive.exists()
+
+
+WAIT = """
+import logging, sys, ooc_graph
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+G = ooc_graph.open(sys.argv[1])
+r = ooc_graph.wcc(G, device="cpu")
+print("computed", flush=True)
+r.save()
+"""
+
+
+def test_interrupted_while_waiting_for_the_lock_keeps_the_result(store):
+    holder = spawn(HOLD, store)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        p = spawn(WAIT, store)
+        assert p.stdout.readline().strip() == "computed"
+        for line in p.stderr:
+            if "waiting up to 60 s" in line:
+                break
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        holder.communicate("\n", timeout=10)
+    assert "KeyboardInterrupt" in err and "interrupted while waiting for the lock" in err
+    assert read_result_file(f"{store}.wcc.result.h5")["attrs"]["algorithm"] == "wcc"
+    assert ooc_graph.open(store).results() == []

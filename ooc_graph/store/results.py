@@ -47,6 +47,7 @@ AUTO_COMPACT_ENV = "OOC_GRAPH_AUTO_COMPACT"
 AUTO_COMPACT_FRACTION = 0.25       # compact when unused bytes pass this share of the bytes in use
 AUTO_COMPACT_MIN_BYTES = 1 << 20   # ... and at least this many
 _JSON_ATTRS = ("parameters", "stats")
+REPLACED = "the file was replaced by another graph since it was opened"
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ def _write_group(results, name: str, arrays: dict, attrs: dict) -> None:
 
 
 def _clean_partials(results) -> None:
-    """Remove results a killed or failed writer left half-written."""
-    for key in [k for k in results.keys() if k.startswith(F.PARTIAL_PREFIX)]:
+    """Remove results a killed or failed writer left half-written (names starting with '.'; no
+    other writer can be at work, since this one holds the file alone)."""
+    for key in [k for k in results.keys() if k.startswith(".")]:
         log.info("removing the half-written result %s from %s", key, results.file.filename)
         del results[key]
 
@@ -168,7 +170,7 @@ def _open_for_writing(graph):
         raise _NotWritable("the store no longer exists") from err
     key = (st.st_dev, st.st_ino)
     if key != graph._key and _identity_at(path) != graph.store_id:
-        raise _NotWritable("the file was replaced by another graph while the result was computed")
+        raise _NotWritable(REPLACED)
     detach_all(key)
     try:
         h5 = _open_file(path, "r+")
@@ -184,7 +186,7 @@ def _open_for_writing(graph):
         if file_key(h5.id.get_vfd_handle()) != key:
             raise BlockingIOError(errno.EAGAIN, "the file was replaced while it was being opened")
         if F.store_identity(h5.attrs) != graph.store_id:
-            raise _NotWritable("the file was replaced by another graph while the result was computed")
+            raise _NotWritable(REPLACED)
     except BaseException:
         h5.close()
         raise
@@ -234,13 +236,19 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
             raise ParameterError(f"result array {key!r} has shape {values.shape}; {graph.path} has {n} vertices")
     attrs = encode_attrs(attrs)
     timeout = lock_timeout(timeout)
+    writing_started = False
     try:
         _check_room(graph.path.parent, sum(v.nbytes for v in arrays.values()))
         with writing(graph, timeout, f"saving result {name!r}") as h5:
+            writing_started = True
             results = h5.require_group(F.RESULTS)
             _clean_partials(results)
             _write_group(results, name, arrays, attrs)
             unused = _note_unused(h5, results)
+    except KeyboardInterrupt:
+        if not writing_started:  # interrupted while waiting for the lock: keep the result anyway
+            _fall_back(graph, name, arrays, attrs, "interrupted while waiting for the lock")
+        raise
     except StoreBusyError:
         reason = f"another process kept it locked for {timeout:g} s"
     except _NotWritable as err:
@@ -250,9 +258,13 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
     else:
         maybe_compact(graph, unused)
         return SavedResult(name, graph.path, True)
+    return _fall_back(graph, name, arrays, attrs, reason)
+
+
+def _fall_back(graph, name, arrays, attrs, reason) -> SavedResult:
     where = write_beside(graph, name, arrays, attrs, reason)
     warnings.warn(f"{graph.path}: result {name!r} not saved in the store ({reason}); written to {where}",
-                  ResultNotStoredWarning, stacklevel=3)
+                  ResultNotStoredWarning, stacklevel=5)
     return SavedResult(name, where, False, reason)
 
 
@@ -437,12 +449,24 @@ def compact(graph, *, timeout=None, auto=False):
     while no process has the store open (HDF5's lock taken exclusively) and if nothing was written
     meanwhile. Others that open the store afterwards get the new file; this process's graphs
     reopen it on their next read."""
+    timeout = lock_timeout(timeout)
+    try:
+        return _compact(graph, timeout, auto)
+    except OSError as err:  # a lock error was retried and became StoreBusyError: this is another one
+        raise StoreError(f"{graph.path}: not compacted: {err}") from err
+
+
+def _open_to_read(path):
+    with IO:
+        return _open_file(path, "r")
+
+
+def _compact(graph, timeout, auto):
     import fcntl
 
-    timeout = lock_timeout(timeout)
     path = graph.path
     for _ in range(1 if auto else 3):
-        src = retry_locked(lambda: _open_file(path, "r"), path=path, timeout=timeout, what="compaction")
+        src = retry_locked(lambda: _open_to_read(path), path=path, timeout=timeout, what="compaction")
         try:
             with IO:
                 if F.store_identity(src.attrs) != graph.store_id:
