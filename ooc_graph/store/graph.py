@@ -282,14 +282,24 @@ class Graph:
         """Names of the results stored in the file (see :meth:`fallback_results` for those that
         had to be written beside it)."""
         with self._file() as h5:
-            grp = h5.get(F.RESULTS)
-            return sorted(k for k in grp.keys() if not k.startswith(".")) if grp is not None else []
+            try:
+                grp = h5.get(F.RESULTS)
+                return sorted(k for k in grp.keys() if not k.startswith(".")) if grp is not None else []
+            except (KeyError, OSError, RuntimeError) as err:
+                raise StoreError(f"{self.path}: the results group is damaged ({err})") from err
 
     def load_result(self, name: str) -> dict:
         """``results/<name>``: its arrays by name, and ``attrs`` (``algorithm``, ``parameters`` and
         ``stats`` as dicts, ``iterations``, ``converged``, ``seconds``, ``device``, ``timestamp``)."""
         with self._file() as h5:
-            grp = h5.get(f"{F.RESULTS}/{name}") if isinstance(name, str) and name and not name.startswith(".") else None
+            results = h5.get(F.RESULTS)
+            grp = None
+            if isinstance(name, str) and name and not name.startswith(".") and results is not None and name in results:
+                try:
+                    grp = results[name]
+                except (KeyError, OSError, RuntimeError, ValueError) as err:
+                    raise StoreError(f"{self.path}: result {name!r} is damaged ({err}); compact the store to "
+                                     "remove it, or compute it again") from err
             if not isinstance(grp, h5py.Group):
                 raise ParameterError(f"no result {name!r} in {self.path} (stored: {', '.join(self.results()) or 'none'})")
             return R.read_group(grp, str(self.path))

@@ -97,9 +97,9 @@ def read_group(grp, where: str) -> dict:
     """A stored result: its arrays, and ``attrs`` with ``parameters`` and ``stats`` as dicts."""
     try:
         out = {k: grp[k][()] for k in grp.keys()}
-    except OSError as err:
-        raise StoreError(f"{where}: result {grp.name} is corrupted or truncated ({err})") from err
-    attrs = {k: plain(v) for k, v in grp.attrs.items()}
+        attrs = {k: plain(v) for k, v in grp.attrs.items()}
+    except (KeyError, OSError, RuntimeError, ValueError) as err:
+        raise StoreError(f"{where}: result {grp.name} is damaged ({err}); drop it or compute it again") from err
     for k in _JSON_ATTRS:
         if isinstance(attrs.get(k), str):
             try:
@@ -111,8 +111,9 @@ def read_group(grp, where: str) -> dict:
 
 
 def _write_group(results, name: str, arrays: dict, attrs: dict) -> None:
-    """``results/<name>``, written as ``results/.partial-<name>`` and moved into place."""
-    tmp = F.PARTIAL_PREFIX + name
+    """``results/<name>``, written as ``results/.partial-<name>.<random>`` and moved into place
+    (a name of its own, so that debris a write could not remove never blocks the next one)."""
+    tmp = f"{F.PARTIAL_PREFIX}{name}.{os.urandom(4).hex()}"
     try:
         grp = results.create_group(tmp)
         for key, values in arrays.items():
@@ -136,7 +137,11 @@ def _clean_partials(results) -> None:
     other writer can be at work, since this one holds the file alone)."""
     for key in [k for k in results.keys() if k.startswith(".")]:
         log.info("removing the half-written result %s from %s", key, results.file.filename)
-        del results[key]
+        try:
+            del results[key]
+        except (KeyError, OSError, RuntimeError, ValueError) as err:  # damaged: compaction leaves it out
+            log.warning("%s: the half-written result %s is damaged and stays until the store is compacted (%s)",
+                        results.file.filename, key, err)
 
 
 def _note_unused(h5, results) -> int:
@@ -379,7 +384,11 @@ def drop(graph, name: str, *, timeout=None) -> None:
         if name not in results:
             stored = ", ".join(k for k in results if not k.startswith(".")) or "none"
             raise ParameterError(f"no result {name!r} in {graph.path} (stored: {stored})")
-        del results[name]
+        try:
+            del results[name]
+        except (KeyError, OSError, RuntimeError, ValueError) as err:
+            raise StoreError(f"{graph.path}: result {name!r} is damaged and cannot be dropped ({err}); "
+                             "compact() leaves it out") from err
 
     _modify(graph, delete, f"dropping result {name!r}", timeout)
 
@@ -394,6 +403,10 @@ def _modify(graph, change, what, timeout):
             unused = _note_unused(h5, results)
     except _NotWritable as err:
         raise StoreError(f"{graph.path}: {what} failed: {err}") from err
+    except (KeyError, OSError, RuntimeError, ValueError) as err:
+        if isinstance(err, ParameterError):
+            raise
+        raise StoreError(f"{graph.path}: {what} failed ({err})") from err
     maybe_compact(graph, unused)
 
 
@@ -437,8 +450,15 @@ def _copy_store(src, dst_path: Path, identity: str) -> None:
                 src.copy(src[key], dst, key)
         results = dst.create_group(F.RESULTS)
         for key in src.get(F.RESULTS, ()):
-            if not key.startswith("."):
+            if key.startswith("."):
+                continue
+            try:
                 src.copy(src[F.RESULTS][key], results, key)
+            except (KeyError, OSError, RuntimeError, ValueError) as err:
+                log.warning("%s: result %s is damaged and was left out of the compacted store (%s)",
+                            src.filename, key, err)
+                if key in results:
+                    del results[key]
         check_store(dst, dst_path)
 
 
