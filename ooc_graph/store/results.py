@@ -11,8 +11,9 @@ it, with a warning naming that file: a finished computation is never thrown away
 HDF5 reuses freed space only while a file stays open, so the space of a replaced result is lost
 until the store is rewritten; the ``results`` group counts those bytes and the store is compacted
 (rewritten without them, atomically) when they pass a quarter of the file. Persistent free-space
-tracking would reuse them in place, but a writer killed mid-save then corrupts the file (measured:
-16 of 40 kills), which this project will not trade for space.
+tracking would reuse them in place, but its free-space list is stale after a writer is killed and
+later writes then land on live objects (FORMAT.md has the measurement), which this project will
+not trade for space.
 """
 
 from __future__ import annotations
