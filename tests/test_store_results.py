@@ -308,6 +308,20 @@ def test_store_held_past_the_timeout_saves_beside(store, tmp_path, caplog):
                                                                                  "g.h5.wcc.result.h5"]
 
 
+def test_a_save_waits_for_a_reader_to_detach(store, tmp_path):
+    G = ooc_graph.open(store)  # holds HDF5's shared lock while open
+    ooc_graph.wcc(G, device="cpu")
+    p = spawn(RUN, store, tmp_path / "go", "pagerank", env={"OOC_GRAPH_LOCK_TIMEOUT": "20"})
+    assert p.stdout.readline().strip() == "ready"
+    (tmp_path / "go").touch()
+    time.sleep(0.5)
+    assert p.poll() is None  # waiting for this process's lock
+    G.detach()
+    out, err = p.communicate(timeout=30)
+    assert out.splitlines()[-1].startswith("True ") and "Traceback" not in err, err
+    assert G.results() == ["pagerank"]  # reopened on demand
+
+
 KILLED = """
 import os, sys, time, ooc_graph
 from ooc_graph.store import results

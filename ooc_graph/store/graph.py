@@ -69,6 +69,8 @@ class Graph:
             return locking.retry_locked(attempt, path=self.path, timeout=self._timeout, what="reading")
         except StoreError:
             raise
+        except FileNotFoundError as err:
+            raise StoreError(f"{self.path}: no such graph store (it was removed)") from err
         except OSError as err:
             raise StoreError(f"{self.path}: not a readable graph store (truncated or not HDF5): {err}") from err
 
@@ -111,6 +113,14 @@ class Graph:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def detach(self) -> None:
+        """Close the file until the next read, so that other processes can write to the store
+        (an open graph holds HDF5's shared lock, and a writer waits for every reader). Cached
+        arrays and the engines' chunk caches stay; the next read reopens the file and checks it is
+        still this graph."""
+        with IO:
+            self._detach()
 
     num_vertices = property(lambda self: int(self.attrs["num_vertices"]))
     num_arcs = property(lambda self: int(self.attrs["num_arcs"]))
@@ -364,10 +374,10 @@ class Graph:
 
     def close(self):
         """Close the store; later operations raise StoreError. Closing twice is harmless."""
+        if self._closed:
+            return
+        self.release()  # without IO: an engine's reader thread may need it to finish a read
         with IO:
-            if self._closed:
-                return
-            self.release()
             self._closed = True
             self._detach()
 
