@@ -36,8 +36,8 @@ def partials(path):
 
 def spawn(script, *args, env=None):
     """A Python process running ``script`` with the test's interpreter and this checkout."""
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
 
 
@@ -291,7 +291,8 @@ def test_store_held_past_the_timeout_saves_beside(store, tmp_path, caplog):
         p = spawn(RUN, store, tmp_path, "pagerank", env={"OOC_GRAPH_LOCK_TIMEOUT": "0.3"})
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0 and "Traceback" not in err, err
-        assert out.splitlines()[-1].startswith("False ") and "ResultNotStoredWarning" in err and "g.h5.pagerank.result.h5" in err
+        assert out.splitlines()[-1].startswith("False ") and "ResultNotStoredWarning" in err
+        assert "g.h5.pagerank.result.h5" in err
         # Here: waiting is logged once; compaction refuses.
         G = ooc_graph.open(store)
         with caplog.at_level(logging.INFO, logger="ooc_graph.store"):

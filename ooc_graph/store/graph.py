@@ -311,7 +311,8 @@ class Graph:
                     raise StoreError(f"{self.path}: result {name!r} is damaged ({err}); compact the store to "
                                      "remove it, or compute it again") from err
             if not isinstance(grp, h5py.Group):
-                raise ParameterError(f"no result {name!r} in {self.path} (stored: {', '.join(self.results()) or 'none'})")
+                stored = ", ".join(self.results()) or "none"
+                raise ParameterError(f"no result {name!r} in {self.path} (stored: {stored})")
             return R.read_group(grp, str(self.path))
 
     def save_result(self, name: str, arrays: dict, attrs: dict, *, lock_timeout=None) -> R.SavedResult:

@@ -253,7 +253,10 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
             unused = _note_unused(h5, results)
     except KeyboardInterrupt:
         if not writing_started:  # interrupted while waiting for the lock: keep the result anyway
-            _fall_back(graph, name, arrays, attrs, "interrupted while waiting for the lock")
+            try:
+                _fall_back(graph, name, arrays, attrs, "interrupted while waiting for the lock")
+            except StoreError:
+                pass
         raise
     except StoreBusyError:
         reason = f"another process kept it locked for {timeout:g} s"
@@ -298,12 +301,14 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
                 _write_group(h5.create_group(F.RESULTS), name, arrays, attrs)
             os.replace(tmp, target)
             return target
-        except (OSError, RuntimeError, ValueError) as err:
-            errors.append(f"{folder}: {err}")
+        except BaseException as err:
             try:
                 tmp.unlink()
             except OSError:
                 pass
+            if not isinstance(err, (OSError, RuntimeError, ValueError)):
+                raise
+            errors.append(f"{folder}: {err}")
     raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
                      f"written for it ({'; '.join(errors)})")
 
