@@ -15,6 +15,7 @@ from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
 from . import _format as F
 from . import locking
+from . import compact as C
 from . import results as R
 from ._validate import check_store
 from .locking import IO
@@ -339,7 +340,7 @@ class Graph:
         keeping its ``store_id``: ``(bytes before, bytes after)``. Waits up to ``lock_timeout``
         seconds for other processes to close the store, then refuses (StoreBusyError)."""
         self._check_open()
-        return R.compact(self, timeout=self._lock_timeout(lock_timeout))
+        return C.compact(self, timeout=self._lock_timeout(lock_timeout))
 
     def unused_bytes(self) -> int:
         """Bytes of the file held by replaced or dropped results, until the store is compacted."""
