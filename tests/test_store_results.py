@@ -311,7 +311,6 @@ def test_store_held_past_the_timeout_saves_beside(store, tmp_path, caplog):
 
 def test_a_save_waits_for_a_reader_to_detach(store, tmp_path):
     G = ooc_graph.open(store)  # holds HDF5's shared lock while open
-    ooc_graph.wcc(G, device="cpu")
     p = spawn(RUN, store, tmp_path / "go", "pagerank", env={"OOC_GRAPH_LOCK_TIMEOUT": "20"})
     assert p.stdout.readline().strip() == "ready"
     (tmp_path / "go").touch()
@@ -321,6 +320,18 @@ def test_a_save_waits_for_a_reader_to_detach(store, tmp_path):
     out, err = p.communicate(timeout=30)
     assert out.splitlines()[-1].startswith("True ") and "Traceback" not in err, err
     assert G.results() == ["pagerank"]  # reopened on demand
+
+
+def test_an_idle_graph_lets_go_of_the_file_after_a_call(store, tmp_path):
+    G = ooc_graph.open(store)
+    first = ooc_graph.wcc(G, device="cpu")
+    p = spawn(RUN, store, tmp_path / "go", "pagerank", env={"OOC_GRAPH_LOCK_TIMEOUT": "20"})
+    assert p.stdout.readline().strip() == "ready"
+    (tmp_path / "go").touch()
+    out, err = p.communicate(timeout=30)  # no wait for this process: the call detached
+    assert out.splitlines()[-1].startswith("True ") and "Traceback" not in err, err
+    again = ooc_graph.wcc(G, device="cpu")  # caches stay, the file reopens on demand
+    assert (again.labels == first.labels).all() and G.results() == ["pagerank"]
 
 
 KILLED = """
