@@ -72,7 +72,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         p = np.asarray(personalization, dtype=np.float64)
         if p.shape != (n,) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
             raise ParameterError(f"personalization must be {n} non-negative finite values with a positive sum")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64,))
     eng = run.engine
     xp, k = eng.backend.xp, eng.backend.kernels
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
@@ -105,4 +106,4 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
               "personalized": personalization is not None}
-    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.to_host(x))
+    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x))

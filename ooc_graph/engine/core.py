@@ -22,6 +22,7 @@ from ooc_graph.errors import JobCancelled, choice
 from ooc_graph.store import Graph
 
 from .exchange import Comm, LocalComm
+from .hostbuf import PREPARE_MIN_BYTES, Prepared
 from .stream import ChunkStream
 
 log = logging.getLogger("ooc_graph.engine")
@@ -55,6 +56,7 @@ class Engine(ChunkStream):
         self.should_stop = None
         self.host_empty = None  # allocates result arrays in host memory (e.g. shared memory), if set
         self._advance_ok = None  # whether every rank holds the out-CSR (agreed once)
+        self._prepared = None  # result memory being made ready (prepare_results)
 
     # -- bookkeeping ----------------------------------------------------------------------------
     def reset_stats(self):
@@ -90,11 +92,47 @@ class Engine(ChunkStream):
         return self.comm.owned
 
     def to_host(self, array):
-        """A result array in host memory, where :attr:`host_empty` allocates (a distributed job
-        places rank 0's results in shared memory the client maps), at bus speed from a GPU."""
-        out = None if self.host_empty is None else self.host_empty(array.shape, array.dtype)
-        if out is None and self.backend.xp is np:
+        """``array`` in host memory (a GPU copies at bus speed); a NumPy array is returned as is."""
+        return self.backend.to_host(array)
+
+    def prepare_results(self, dtypes) -> None:
+        """A run that will return per-vertex arrays of these dtypes says so when it starts: their
+        host memory is allocated and faulted in meanwhile (:mod:`.hostbuf`), so :meth:`result`
+        copies at memory speed."""
+        self.discard_prepared()
+        n = self.graph.num_vertices
+        if (self.backend.xp is np and self.host_empty is None) or n * 8 < PREPARE_MIN_BYTES:
+            return
+        lo, hi = self.owned
+        part = slice(lo, hi) if self._slices else slice(None)
+        self._prepared = Prepared([((n,), d) for d in dtypes], self.host_empty, part)
+
+    def discard_prepared(self) -> None:
+        if self._prepared is not None:
+            self._prepared.discard()
+            self._prepared = None
+
+    @property
+    def _slices(self) -> bool:
+        """Whether each worker writes only its own vertices of a result (shared memory)."""
+        return self.comm.size > 1 and self.host_empty is not None
+
+    def result(self, array):
+        """A final per-vertex result in host memory, as the run returns it. In one process: the
+        array itself on the CPU, else a copy into memory prepared meanwhile. In a distributed job
+        whose workers share the client's host, each worker copies its own vertices into the same
+        shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``."""
+        if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
+            return None
+        if self.backend.xp is np and self.host_empty is None:
             return array
+        out = None if self._prepared is None else self._prepared.take(array.shape, array.dtype)
+        if out is None and self.host_empty is not None:
+            out = self.host_empty(array.shape, array.dtype)
+        if self._slices:
+            lo, hi = self.owned
+            self.backend.to_host(array[lo:hi], out[lo:hi])
+            return out
         return self.backend.to_host(array, out)
 
     def gather(self, x) -> None:
