@@ -95,8 +95,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         eng.pull_sum(contrib, out=y, gather=False)
         sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
                                contrib[mine])
-        err, lost = (float(v) for v in eng.sum_over_workers(eng.backend.to_host(sums)))
-        eng.gather(contrib)
+        eng.gather(contrib, wait=False)  # queued: the sums below wait for it
+        err, lost = (float(v) for v in eng.sum_over_workers(sums))
         eng.report(it, err)
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
