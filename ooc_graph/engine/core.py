@@ -36,6 +36,9 @@ MAX_LOCAL_ITERATIONS = 256
 # async cuts streamed passes 24x (612 -> 26); on R-MAT (5-12 passes) it saves none and costs up to 2x.
 ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
+# On one GPU, run levels of small frontier advances back to back on the device (kernels.gpu
+# advance_levels); False looks at every level from the host.
+QUEUED_LEVELS = True
 # Asynchronous sweeps turn round after this many passes in a row that no chunk joined (measured
 # in propagate_min's comment).
 SWEEP_PATIENCE = 2
@@ -195,6 +198,14 @@ class Engine(ChunkStream):
             self._advance_ok = bool(self.comm.allreduce(int(self.csr("out") is not None), "min"))
         return self._advance_ok
 
+    def _queued_levels(self, frontier, execution: str) -> bool:
+        """Whether advances may run many levels on the device between looks from the host: one
+        GPU process (workers merge after every level), not profiling (each level is recorded
+        then), and a frontier the device queue holds."""
+        k = self.backend.kernels
+        return (QUEUED_LEVELS and hasattr(k, "advance_levels") and self.comm.size == 1 and not self.profile
+                and execution != "async" and int(frontier.size) <= k.QUEUE_CAPACITY)
+
     def propagate_min(self, state, *, plus, frontier, execution: str = "auto") -> int:
         """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
         arc weight, else that constant) until nothing changes, starting from the vertices in
@@ -225,12 +236,25 @@ class Engine(ChunkStream):
         changed = xp.zeros(g.num_vertices, dtype=np.uint8)
         iterations = cel_passes = 0
         backward, idle = False, 0  # the direction of asynchronous sweeps, passes no chunk joined
+        queued = 4  # levels the next run of queued advances may take (doubling while it lasts)
         t = time.perf_counter()
         while frontier.size:
             iterations += 1
             changed.fill(0)
             arcs = int(degree[frontier].sum())
             advance = arcs < ADVANCE_FRACTION * g.num_arcs and self._can_advance()
+            if advance and self._queued_levels(frontier, execution):
+                # Small frontiers on one GPU: many levels back to back, one look from the host.
+                indptr, indices, w, _ = self.csr("out")
+                before, ta = self.stats.as_dict(), time.perf_counter()
+                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued)
+                queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
+                iterations += ran - 1
+                self.stats.advances += ran
+                self.stats.arcs_processed += done
+                self.stats.record("advance", time.perf_counter() - ta, before, arcs=done, clock=self.clock)
+                self.report(iterations, int(frontier.size))
+                continue
             if advance:
                 self.stats.advances += 1
                 mine = self.comm.split(frontier)
