@@ -18,6 +18,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _tiny_build_budgets(monkeypatch):
+    """Tests force the builder's out-of-core paths with budgets of a few KiB (STYLE.md); the fixed
+    allowance for the interpreter itself would refuse those, so here it is zero. Tests of the
+    budget floor restore it (``monkeypatch.undo()`` or their own setattr)."""
+    from ooc_graph.ingest import builder
+    monkeypatch.setattr(builder, "BASELINE_BYTES", 0)
+
+
 @pytest.fixture
 def data_dir():
     if not DATA.is_dir():

@@ -206,8 +206,8 @@ def test_bounded_memory_gives_the_same_store(tmp_path, directed, workers):
     big = ooc_graph.convert((src, dst, w), tmp_path / "big.h5", directed=directed, interval_size=64,
                             workers=1, progress=False)
     small = ooc_graph.convert((src, dst, w), tmp_path / "small.h5", directed=directed, interval_size=64,
-                              memory="40KiB", workers=workers, progress=False)
-    assert small.built_by["memory"] == 40 * 1024
+                              memory="160KiB", workers=workers, progress=False)
+    assert small.built_by["memory"] == 160 * 1024
     for a, b in zip(big.csr("out") + big.csr("in"), small.csr("out") + small.csr("in")):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(big.blocks, small.blocks):
@@ -279,6 +279,6 @@ def test_failure_keeps_an_existing_store(tmp_path):
     before = out.read_bytes()
     (tmp_path / "bad.txt").write_text("0 1\nx y\n")
     with pytest.raises(InputError):
-        ooc_graph.convert(tmp_path / "bad.txt", out, progress=False)
+        ooc_graph.convert(tmp_path / "bad.txt", out, overwrite=True, progress=False)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "g.h5"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +28,9 @@ from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, l
 from ooc_graph.store import _format as F
 from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
 
+from .output import check_output, write_failure
+from .scratch import Spill, TermGuard, make_scratch, remove_stale
+
 log = logging.getLogger("ooc_graph.ingest")
 
 # Peak bytes per arc while one bucket is sorted and laid out: int64 ids, sort keys, the CEL order,
@@ -39,51 +41,11 @@ BYTES_PER_VERTEX = 40
 # What the interpreter, NumPy, SciPy and h5py take before any data.
 BASELINE_BYTES = 160 << 20
 _INT32_MAX = np.iinfo(np.int32).max
+_INT64_MAX = np.iinfo(np.int64).max
 # Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
 # so that a small graph is not scattered into many buckets for nothing.
 MIN_BUCKET_ARCS = 1 << 20
 WEIGHT_DTYPES = ("float32", "float64")
-
-
-class _Spill:
-    """Append-only columns of ids (int64, or int32 where every id fits) and float64 weights in a
-    scratch folder."""
-
-    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False):
-        self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
-        self.count = 0
-        self.ids = np.dtype(np.int32 if narrow else np.int64)
-
-    def append(self, src, dst, w=None):
-        cols = {"src": src, "dst": dst, "w": w}
-        for c, p in self.paths.items():
-            with open(p, "ab") as f:
-                np.ascontiguousarray(cols[c], dtype=np.float64 if c == "w" else self.ids).tofile(f)
-        self.count += len(src)
-
-    def read(self, step: int):
-        """Yield (src, dst, w-or-None) chunks of at most ``step`` items.
-
-        Plain reads, not memory maps: mapped pages would count against the process's memory.
-        """
-        if self.count == 0:
-            return
-        files = {c: open(p, "rb") for c, p in self.paths.items()}
-        try:
-            for a in range(0, self.count, step):
-                k = min(step, self.count - a)
-                cols = {c: np.fromfile(f, dtype=np.float64 if c == "w" else self.ids, count=k)
-                        for c, f in files.items()}
-                cols = {c: a if c == "w" else a.astype(np.int64, copy=False) for c, a in cols.items()}
-                yield cols["src"], cols["dst"], cols.get("w")
-        finally:
-            for f in files.values():
-                f.close()
-
-    def remove(self) -> None:
-        """Delete the files (the build no longer needs them: keep the disk peak low)."""
-        for p in self.paths.values():
-            p.unlink(missing_ok=True)
 
 
 class GraphBuilder:
@@ -101,13 +63,9 @@ class GraphBuilder:
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
                  weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
-                 augment: bool = False):
-        if weight_dtype not in WEIGHT_DTYPES:
-            raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
-        if chunk_arcs is not None and int(chunk_arcs) < 1:
-            raise ParameterError(f"chunk_arcs must be at least 1 (got {chunk_arcs!r})")
-        if num_vertices is not None and int(num_vertices) < 0:
-            raise ParameterError(f"num_vertices must be non-negative (got {num_vertices!r})")
+                 augment: bool = False, overwrite: bool = False):
+        self.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
+                           chunk_arcs=chunk_arcs, workers=workers)
         self.path = Path(path)
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
@@ -117,30 +75,56 @@ class GraphBuilder:
         self.memory = budget(memory)
         self.workers = num_workers(workers)
         self.augment = bool(augment)
+        self.overwrite = bool(overwrite)
         self.interval_size = interval_size
         self.chunk_arcs = int(chunk_arcs or F.DEFAULT_CHUNK_ARCS)
         self.weight_dtype = np.dtype(weight_dtype)
         self.source = str(source)
         self.progress = progress
-        self.step = self._step(self.num_vertices or 0)
-        self._scratch = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.build-", dir=self._parent()))
+        n_known = self.num_vertices if self.labels is None else len(self.labels)
+        _check_vertices(n_known or 0, self.memory)
+        self.step = self._step(n_known or 0)
+        check_output(self.path, overwrite=self.overwrite)
+        remove_stale(self.path.parent)
+        self._guard = TermGuard()
+        try:
+            self._scratch = make_scratch(self.path.parent, self.path.name)
+        except OSError as err:
+            self._guard.release()
+            raise write_failure(self.path, err) from err
         # Ids known to lie in [0, n) with n < 2**31 spill as int32: half the scratch disk.
-        self._spill = _Spill(self._scratch, "input", self.weighted,
-                             narrow=self.labels is None and self.relabel is not True
-                             and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1)
+        self._spill = Spill(self._scratch, "input", self.weighted,
+                            narrow=self.labels is None and self.relabel is not True
+                            and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1,
+                            weight_dtype=self.weight_dtype)
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
         self._min = None
         self._max = None
         self._t0 = time.perf_counter()
 
+    @staticmethod
+    def check_options(*, memory=None, num_vertices=None, weight_dtype="float32", chunk_arcs=None, workers=None):
+        """Validate the build options before any input is read or output created."""
+        if weight_dtype not in WEIGHT_DTYPES:
+            raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
+        if chunk_arcs is not None and _not_int(chunk_arcs, 1):
+            raise ParameterError(f"chunk_arcs must be a positive integer (got {chunk_arcs!r})")
+        if num_vertices is not None and _not_int(num_vertices, 0):
+            raise ParameterError(f"num_vertices must be a non-negative integer (got {num_vertices!r})")
+        num_workers(workers)
+        _check_vertices(int(num_vertices or 0), budget(memory))
+
+    @staticmethod
+    def reader_options(memory, **opts) -> dict:
+        """What a reader needs to stay within its share of ``memory``: edges per chunk handed over
+        (16 bytes each, a few copies) and bytes of text per block."""
+        chunk_edges = max(1024, budget(memory) // 256)
+        return dict(opts, chunk_edges=chunk_edges, block_bytes=8 * chunk_edges)
+
     def _step(self, n: int) -> int:
         """Arcs handled at once so that peak memory stays within the budget."""
         return max(1024, (self.memory - BASELINE_BYTES - BYTES_PER_VERTEX * n) // BYTES_PER_ARC_IN_BUCKET)
-
-    def _parent(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return self.path.parent
 
     # -- input ----------------------------------------------------------------------------------
     def add(self, src, dst, weight=None, *, locate=None) -> None:
@@ -153,6 +137,8 @@ class GraphBuilder:
         for arr in (src, dst):
             if arr.dtype.kind not in "iu":
                 raise InputError(f"vertex ids must be integers (got dtype {arr.dtype})")
+            if arr.dtype == np.uint64 and arr.size:
+                self._fail("vertex id above 2**63-1, the largest the store holds", arr > _INT64_MAX, arr, locate)
         src = src.astype(np.int64, copy=False)
         dst = dst.astype(np.int64, copy=False)
         if self.weighted:
@@ -161,9 +147,7 @@ class GraphBuilder:
             weight = np.asarray(weight, dtype=np.float64)
             if weight.shape != src.shape:
                 raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
-            bad = ~np.isfinite(weight)
-            if bad.any():
-                self._fail("weight is not a finite number", bad, weight, locate)
+            weight = self._stored_weights(weight, locate)
         if src.size == 0:
             return
         if self.labels is not None:
@@ -188,7 +172,29 @@ class GraphBuilder:
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
             self._note_ids(np.unique(np.concatenate([src, dst])))
-        self._spill.append(src, dst, weight)
+        try:
+            self._spill.append(src, dst, weight)
+        except OSError as err:
+            raise write_failure(self.path, err) from err
+
+    def _stored_weights(self, weight, locate):
+        """Weights in the store's type; a weight that is not finite, or that the type turns into
+        infinity or zero, is an error naming it (a wider ``weight_dtype`` keeps it)."""
+        bad = ~np.isfinite(weight)
+        if bad.any():
+            self._fail("weight is not a finite number", bad, weight, locate)
+        with np.errstate(over="ignore", under="ignore"):
+            stored = weight.astype(self.weight_dtype)
+        if stored.dtype != weight.dtype:
+            over = np.isinf(stored)
+            if over.any():
+                self._fail(f"weight too large for {stored.dtype} (it would be stored as inf); pass "
+                           f'weight_dtype="float64"', over, weight, locate)
+            under = (stored == 0) & (weight != 0)
+            if under.any():
+                self._fail(f"weight too small for {stored.dtype} (it would be stored as 0); pass "
+                           f'weight_dtype="float64"', under, weight, locate)
+        return stored
 
     def _fail(self, message, bad_mask, values, locate):
         i = int(np.flatnonzero(bad_mask)[0])
@@ -240,19 +246,30 @@ class GraphBuilder:
     def finish(self) -> Path:
         """Write the store and rename it into place; returns its path."""
         try:
-            return self._finish()
-        finally:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            try:
+                path = self._finish()
+            except OSError as err:  # the disk or the file system, while writing scratch or store
+                raise write_failure(self.path, err) from err
+        except BaseException as exc:
+            self._close(exc)
+            raise
+        self._close()
+        return path
 
     def abort(self) -> None:
+        """Remove the scratch (and end the process if SIGTERM stopped the build)."""
+        self._close()
+
+    def _close(self, exc: BaseException | None = None) -> None:
         shutil.rmtree(self._scratch, ignore_errors=True)
+        self._guard.release(exc)
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
-            self.abort()
+            self._close(exc)
 
     def _bucket_bounds(self, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
         """Vertex boundaries of buckets: runs of whole intervals, each small enough that the
@@ -273,6 +290,7 @@ class GraphBuilder:
 
     def _finish(self) -> Path:
         n, labels = self._settle_ids()
+        _check_vertices(n, self.memory)
         self._label_map = labels
         self.step = self._step(n)
         # Symmetrising doubles a spill chunk on its way to the buckets.
@@ -297,9 +315,9 @@ class GraphBuilder:
         del in_counts, out_counts
 
         # Pass 2: scatter arcs into bucket spills.
-        narrow = n <= _INT32_MAX + 1
-        in_buckets = [_Spill(self._scratch, f"in{b}", self.weighted, narrow) for b in range(len(in_edges) - 1)]
-        out_buckets = ([_Spill(self._scratch, f"out{b}", self.weighted, narrow) for b in range(len(out_edges) - 1)]
+        narrow, wdt = n <= _INT32_MAX + 1, self.weight_dtype
+        in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt) for b in range(len(in_edges) - 1)]
+        out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt) for b in range(len(out_edges) - 1)]
                        if self.directed else [])
         for src, dst, w in self._mapped(read_step):
             self._scatter(in_buckets, in_edges, dst, src, dst, w)
@@ -314,6 +332,7 @@ class GraphBuilder:
             with h5py.File(out.tmp, "w") as h5:
                 stats = self._write(h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
                                     out_buckets, out_edges)
+            check_output(self.path, overwrite=self.overwrite)  # nothing appeared there meanwhile
             out.commit()
         except BaseException:
             out.discard()
@@ -447,7 +466,7 @@ class GraphBuilder:
             src, dst, w = self._load(buckets[b])
             rows, cols = (dst, src) if by_dst else (src, dst)
             rows, cols, w = sort_arcs(rows, cols, w, n, dedupe=self.dedupe)
-            w = None if w is None else w.astype(weights.dtype)
+            w = None if w is None else w.astype(weights.dtype, copy=False)
             laid = None if lay_out is None else lay_out(rows, cols, w)
             return lo, hi, np.bincount(rows - lo, minlength=hi - lo), cols.astype(indices.dtype), w, laid
 
@@ -459,11 +478,11 @@ class GraphBuilder:
             bar.update(1)
             yield laid
 
-    def _load(self, bucket: _Spill):
+    def _load(self, bucket: Spill):
         parts = list(bucket.read(max(bucket.count, 1)))
         bucket.remove()
         if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if self.weighted else None)
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0, self.weight_dtype) if self.weighted else None)
         return parts[0]
 
 
@@ -494,6 +513,20 @@ class _BlockWriter:
         write_array(self.h5, names[1], dst)
         write_array(self.h5, names[2], _indptr(length))
         return src, dst, length
+
+
+def _not_int(value, least: int) -> bool:
+    return isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least
+
+
+def _check_vertices(n: int, memory: int) -> None:
+    """The per-vertex arrays must fit the budget: an error naming both, before allocating."""
+    need = BASELINE_BYTES + BYTES_PER_VERTEX * n
+    if need > memory:
+        raise ParameterError(
+            f"{n:,} vertices need about {human(need)} for the per-vertex arrays of the build "
+            f"({BYTES_PER_VERTEX} bytes each, and {human(BASELINE_BYTES)} for the program), more than "
+            f"the memory budget of {human(memory)}: raise memory (--memory)")
 
 
 def _indptr(counts: np.ndarray) -> np.ndarray:

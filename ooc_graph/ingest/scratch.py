@@ -1,0 +1,159 @@
+"""The builder's scratch: spill files in a folder beside the output, removed on success, failure,
+SIGTERM, and — when a process died without removing them (SIGKILL, power loss) — by the next
+conversion into that folder.
+
+Scratch folders are named ``.NAME.build-<pid>-<random>`` and temporary stores
+``.NAME.<pid>-<random>.partial`` (:class:`ooc_graph.store.writer.AtomicFile`), so that the pid tells
+whether their writer is still alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("ooc_graph.ingest")
+
+_STALE = (re.compile(r"^\..+\.build-(?P<pid>[0-9]+)-[a-z0-9_]+$"),
+          re.compile(r"^\..+\.(?P<pid>[0-9]+)-[a-z0-9_]+\.partial$"))
+
+
+class Spill:
+    """Append-only columns of ids (int64, or int32 where every id fits) and weights (in the
+    store's weight type) in a scratch folder."""
+
+    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False, weight_dtype=np.float64):
+        self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
+        self.count = 0
+        self.dtypes = {"src": np.dtype(np.int32 if narrow else np.int64), "w": np.dtype(weight_dtype)}
+        self.dtypes["dst"] = self.dtypes["src"]
+
+    def append(self, src, dst, w=None):
+        cols = {"src": src, "dst": dst, "w": w}
+        for c, p in self.paths.items():
+            with open(p, "ab") as f:
+                np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
+        self.count += len(src)
+
+    def read(self, step: int, *, wide: bool = True):
+        """Yield (src, dst, w-or-None) chunks of at most ``step`` items; ids as int64 with ``wide``,
+        else as stored.
+
+        Plain reads, not memory maps: mapped pages would count against the process's memory.
+        """
+        if self.count == 0:
+            return
+        files = {c: open(p, "rb") for c, p in self.paths.items()}
+        try:
+            for a in range(0, self.count, step):
+                k = min(step, self.count - a)
+                cols = {}
+                for c, f in files.items():
+                    cols[c] = np.fromfile(f, dtype=self.dtypes[c], count=k)
+                    if wide and c != "w":
+                        cols[c] = cols[c].astype(np.int64, copy=False)
+                yield cols["src"], cols["dst"], cols.get("w")
+        finally:
+            for f in files.values():
+                f.close()
+
+    def remove(self) -> None:
+        """Delete the files (the build no longer needs them: keep the disk peak low)."""
+        for p in self.paths.values():
+            p.unlink(missing_ok=True)
+
+
+def make_scratch(folder: Path, name: str) -> Path:
+    """A new private scratch folder ``.NAME.build-<pid>-<random>`` in ``folder``."""
+    return Path(tempfile.mkdtemp(prefix=f".{name}.build-{os.getpid()}-", dir=folder))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, not ours to signal
+        return True
+    return True
+
+
+def remove_stale(folder: Path) -> list[Path]:
+    """Remove the scratch folders and temporary stores in ``folder`` whose process is gone;
+    returns what was removed. Names without a pid (older versions) are left alone."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = next((m for m in (p.match(entry.name) for p in _STALE) if m), None)
+        if m is None or _alive(int(m.group("pid"))):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:  # another process cleaned it first
+            continue
+        except OSError as err:
+            log.warning("could not remove stale scratch %s: %s", entry.path, err)
+            continue
+        removed.append(Path(entry.path))
+        log.info("removed stale scratch %s of process %s", entry.path, m.group("pid"))
+    return removed
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM while a build runs, so that ``finally`` blocks and
+    context managers remove the scratch; :meth:`TermGuard.release` then lets SIGTERM take its
+    usual course."""
+
+
+class TermGuard:
+    """For the duration of a build, SIGTERM raises :class:`Terminated` in the main thread instead
+    of ending the process at once. Installed only in the main thread and only where SIGTERM has
+    its default action or a Python handler; an ignored SIGTERM stays ignored."""
+
+    def __init__(self):
+        self.previous = None
+        self.installed = False
+        if threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            previous = signal.getsignal(signal.SIGTERM)
+            if previous is signal.SIG_IGN or previous is None:  # None: installed outside Python
+                return
+            signal.signal(signal.SIGTERM, self._handler)
+        except (ValueError, OSError):  # pragma: no cover - no signals here (embedded interpreter)
+            return
+        self.previous, self.installed = previous, True
+
+    @staticmethod
+    def _handler(signum, frame):
+        raise Terminated(f"terminated by signal {signum}")
+
+    def release(self, exc: BaseException | None = None) -> None:
+        """Restore the previous handler. Call once the scratch is gone; when ``exc`` is the
+        :class:`Terminated` this guard raised, SIGTERM is then delivered as it would have been:
+        the default action ends the process, a Python handler is called."""
+        if not self.installed:
+            return
+        self.installed = False
+        signal.signal(signal.SIGTERM, self.previous)
+        if isinstance(exc, Terminated):
+            if self.previous is signal.SIG_DFL:
+                os.kill(os.getpid(), signal.SIGTERM)
+            elif callable(self.previous):
+                self.previous(signal.SIGTERM, None)
