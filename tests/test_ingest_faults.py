@@ -426,7 +426,7 @@ def test_reading_progress_counts_the_input_bytes(tmp_path, monkeypatch):
     path = tmp_path / "e.txt.gz"
     with gzip.open(path, "wt") as f:
         f.write("".join(f"{i} {i + 1}\n" for i in range(20000)))
-    ooc_graph.convert(path, tmp_path / "g.h5", memory="1MB").close()
+    ooc_graph.convert(path, tmp_path / "g.h5", memory="4MB").close()
     assert bars["reading"].unit == "B" and bars["reading"].total == path.stat().st_size
     assert bars["reading"].n == path.stat().st_size
     ooc_graph.convert(np.array([[0, 1]] * 10), tmp_path / "h.h5").close()

@@ -12,6 +12,7 @@ from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
 
 from .builder import GraphBuilder
+from .footprint import reader_options
 from .formats import READERS, array_source, detect_format, input_files
 from .output import check_output
 from .text import check_input, clip
@@ -135,7 +136,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         fmt = detect_format(path, format)
         check_input(path)
         check_output(out, overwrite=overwrite, inputs=input_files(path, fmt))
-        src = READERS[fmt](path, GraphBuilder.reader_options(memory, delimiter=delimiter))
+        src = READERS[fmt](path, reader_options(memory, delimiter=delimiter))
         description = f"{fmt}:{path}"
     else:
         if format is not None:

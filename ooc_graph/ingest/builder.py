@@ -2,9 +2,11 @@
 
 Edges arrive in chunks (:meth:`GraphBuilder.add`) and are spilled to a scratch folder beside the
 output. :meth:`GraphBuilder.finish` then (1) settles the vertex ids, (2) counts degrees in one pass
-over the spill, (3) scatters arcs into buckets of consecutive intervals sized to the memory budget,
-(4) sorts each bucket on its own and appends it to the CSR and the CEL. Nothing is renamed into
-place before every dataset is written.
+over the spill, (3) scatters arcs into buckets sized to the memory budget (runs of whole intervals,
+or parts of an interval too full for one bucket: ``buckets.py``), (4) sorts each bucket on its own
+and appends it to the CSR and the CEL. Nothing is renamed into place before every dataset is
+written. What the memory goes to, and the floor below which a budget cannot work:
+``footprint.py``; scratch, its cleanup and SIGTERM: ``scratch.py``.
 """
 
 from __future__ import annotations
@@ -23,28 +25,20 @@ from ooc_graph._memory import budget, human
 from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
-from ooc_graph.partitioning.cel import back_arcs, build_blocks, sort_arcs
+from ooc_graph.partitioning.cel import blocks_of_sorted
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
 from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
 
+from . import buckets as B
+from . import footprint as M
 from .output import check_output, write_failure
 from .scratch import Spill, TermGuard, make_scratch, remove_stale
 
 log = logging.getLogger("ooc_graph.ingest")
 
-# Peak bytes per arc while one bucket is sorted and laid out: int64 ids, sort keys, the CEL order,
-# the block ids and their sorted copies, temporaries (measured: ~110 unweighted, ~140 weighted).
-BYTES_PER_ARC_IN_BUCKET = 160
-# Bytes per vertex held throughout the build (degree counts, in-degree, labels, their temporaries).
-BYTES_PER_VERTEX = 40
-# What the interpreter, NumPy, SciPy and h5py take before any data.
-BASELINE_BYTES = 160 << 20
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
-# Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
-# so that a small graph is not scattered into many buckets for nothing.
-MIN_BUCKET_ARCS = 1 << 20
 WEIGHT_DTYPES = ("float32", "float64")
 
 
@@ -82,8 +76,7 @@ class GraphBuilder:
         self.source = str(source)
         self.progress = progress
         n_known = self.num_vertices if self.labels is None else len(self.labels)
-        _check_vertices(n_known or 0, self.memory)
-        self.step = self._step(n_known or 0)
+        M.check_vertices(n_known or 0, self.memory)
         check_output(self.path, overwrite=self.overwrite)
         remove_stale(self.path.parent)
         self._guard = TermGuard()
@@ -113,18 +106,7 @@ class GraphBuilder:
         if num_vertices is not None and _not_int(num_vertices, 0):
             raise ParameterError(f"num_vertices must be a non-negative integer (got {num_vertices!r})")
         num_workers(workers)
-        _check_vertices(int(num_vertices or 0), budget(memory))
-
-    @staticmethod
-    def reader_options(memory, **opts) -> dict:
-        """What a reader needs to stay within its share of ``memory``: edges per chunk handed over
-        (16 bytes each, a few copies) and bytes of text per block."""
-        chunk_edges = max(1024, budget(memory) // 256)
-        return dict(opts, chunk_edges=chunk_edges, block_bytes=8 * chunk_edges)
-
-    def _step(self, n: int) -> int:
-        """Arcs handled at once so that peak memory stays within the budget."""
-        return max(1024, (self.memory - BASELINE_BYTES - BYTES_PER_VERTEX * n) // BYTES_PER_ARC_IN_BUCKET)
+        M.check_vertices(int(num_vertices or 0), budget(memory))
 
     # -- input ----------------------------------------------------------------------------------
     def add(self, src, dst, weight=None, *, locate=None) -> None:
@@ -171,7 +153,10 @@ class GraphBuilder:
         self._min = lo if self._min is None else min(self._min, lo)
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
-            self._note_ids(np.unique(np.concatenate([src, dst])))
+            ids = np.concatenate([src, dst])
+            ids.sort()
+            self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
+            del ids
         try:
             self._spill.append(src, dst, weight)
         except OSError as err:
@@ -205,11 +190,15 @@ class GraphBuilder:
         raise InputError(f"{message}: edge {i} of the chunk", value=value)
 
     def _note_ids(self, ids):
+        """Keep the distinct ids seen (for relabelling): merged once the unmerged ones take an
+        eighth of the budget (the merged set itself is per-vertex memory)."""
         self._uniques.append(ids)
         self._unique_total += len(ids)
-        if len(self._uniques) > 8 or self._unique_total > 4 * self.step:
+        pending = self._unique_total - (len(self._uniques[0]) if len(self._uniques) > 1 else 0)
+        if len(self._uniques) > 8 or 8 * pending > M.data_bytes(self.memory) // 8:
             merged = np.unique(np.concatenate(self._uniques))
             self._uniques, self._unique_total = [merged], len(merged)
+            M.check_vertices(len(merged), self.memory, at_least=True)  # say so before reading on
 
     # -- vertex ids -----------------------------------------------------------------------------
     def _settle_ids(self):
@@ -225,12 +214,14 @@ class GraphBuilder:
             return max(len(ids), self.num_vertices or 0), None
         return len(ids), ids
 
-    def _mapped(self, step):
-        """Spill chunks as internal arcs: ids mapped, self-loops dropped, symmetrised."""
-        for src, dst, w in self._spill.read(step):
+    def _mapped(self, step, id_dtype):
+        """Spill chunks as internal arcs in ``id_dtype``: ids mapped, self-loops dropped, symmetrised."""
+        for src, dst, w in self._spill.read(step, wide=self._label_map is not None):
             if self._label_map is not None:
-                src = np.searchsorted(self._label_map, src)
-                dst = np.searchsorted(self._label_map, dst)
+                src = np.searchsorted(self._label_map, src).astype(id_dtype)
+                dst = np.searchsorted(self._label_map, dst).astype(id_dtype)
+            else:
+                src, dst = src.astype(id_dtype, copy=False), dst.astype(id_dtype, copy=False)
             if self.drop_self_loops:
                 keep = src != dst
                 src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
@@ -271,59 +262,50 @@ class GraphBuilder:
         if exc_type is not None:
             self._close(exc)
 
-    def _bucket_bounds(self, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        """Vertex boundaries of buckets: runs of whole intervals, each small enough that the
-        buckets the workers hold at once fit the budget, and few enough to keep them all busy."""
-        per_interval = np.add.reduceat(counts, bounds[:-1]) if counts.size else np.zeros(len(bounds) - 1, np.int64)
-        limit = self.step
-        if self.workers > 1:  # workers sort one bucket each while the writer holds one more
-            share = max(1024, self.step // (self.workers + 1))
-            limit = min(share, max(-(-int(counts.sum()) // self.workers), MIN_BUCKET_ARCS))
-        edges, acc = [0], 0
-        for i, c in enumerate(per_interval.tolist()):
-            if acc and acc + c > limit:
-                edges.append(i)
-                acc = 0
-            acc += c
-        edges.append(len(bounds) - 1)
-        return bounds[np.asarray(edges)]
-
     def _finish(self) -> Path:
         n, labels = self._settle_ids()
-        _check_vertices(n, self.memory)
+        M.check_vertices(n, self.memory)
         self._label_map = labels
-        self.step = self._step(n)
+        data = M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * n
         # Symmetrising doubles a spill chunk on its way to the buckets.
-        read_step = self.step if self.directed else max(512, self.step // 2)
+        read_step = max(1024, data // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
         bounds = interval_bounds(n, self.interval_size)
         size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
         k = len(bounds) - 1
         ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
+        narrow, wdt = n <= _INT32_MAX + 1, self.weight_dtype
+        sdt = np.dtype(np.int32 if narrow else np.int64)
         total_in = self._spill.count * (1 if self.directed else 2)
         bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
 
         # Pass 1: degrees (before deduplication) decide the buckets.
         in_counts = np.zeros(n, np.int64)
         out_counts = np.zeros(n, np.int64)
-        for src, dst, _ in self._mapped(read_step):
+        for src, dst, _ in self._mapped(read_step, sdt):
             in_counts += np.bincount(dst, minlength=n)
             if self.directed:
                 out_counts += np.bincount(src, minlength=n)
             bar.update(len(src))
-        in_edges = self._bucket_bounds(in_counts, bounds)
-        out_edges = self._bucket_bounds(out_counts, bounds) if self.directed else None
+            del src, dst, _
+        weights = [wdt.itemsize] if self.weighted else []
+        writes = M.write_buffers(self.chunk_arcs, total_in, [ldt.itemsize] + weights, [gdt.itemsize] + weights,
+                                 F.HDF5_CHUNK_ELEMENTS)
+        limit = self._limit = self._plan(data - writes, n, [in_counts, out_counts] if self.directed else [in_counts],
+                                         writes)
+        in_edges = B.bucket_bounds(in_counts, bounds, limit)
+        out_edges = B.bucket_bounds(out_counts, bounds, limit) if self.directed else None
         del in_counts, out_counts
 
         # Pass 2: scatter arcs into bucket spills.
-        narrow, wdt = n <= _INT32_MAX + 1, self.weight_dtype
         in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt) for b in range(len(in_edges) - 1)]
         out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt) for b in range(len(out_edges) - 1)]
                        if self.directed else [])
-        for src, dst, w in self._mapped(read_step):
-            self._scatter(in_buckets, in_edges, dst, src, dst, w)
+        for src, dst, w in self._mapped(read_step, sdt):
+            B.scatter(in_buckets, in_edges, dst, src, dst, w)
             if self.directed:
-                self._scatter(out_buckets, out_edges, src, src, dst, w)
+                B.scatter(out_buckets, out_edges, src, src, dst, w)
             bar.update(len(src))
+            del src, dst, w
         bar.close()
         self._spill.remove()  # everything is in the buckets now
 
@@ -342,29 +324,22 @@ class GraphBuilder:
                  stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))
         return self.path
 
-    def _scatter(self, buckets, edges, key, src, dst, w):
-        if len(buckets) == 1:
-            buckets[0].append(src, dst, w)
-            return
-        b = np.searchsorted(edges, key, side="right") - 1
-        if len(buckets) < 1 << 15:
-            b = b.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort: linear
-        order = np.argsort(b, kind="stable")
-        b = b[order]
-        cuts = np.searchsorted(b, np.arange(len(buckets) + 1))
-        src, dst = src[order], dst[order]
-        w = None if w is None else w[order]
-        for i in range(len(buckets)):
-            lo, hi = cuts[i], cuts[i + 1]
-            if hi > lo:
-                buckets[i].append(src[lo:hi], dst[lo:hi], None if w is None else w[lo:hi])
+    def _plan(self, data: int, n: int, counts: list, writes: int) -> int:
+        """Arcs per bucket (and ``self._sorters``) within what the per-vertex arrays and HDF5's
+        write buffers (``writes``) leave."""
+        per_arc = B.bytes_per_arc(weighted=self.weighted, augment=self.augment, wide=n > _INT32_MAX,
+                                  weight_size=self.weight_dtype.itemsize)
+        largest, vertex = max((int(c.max()), int(c.argmax())) if c.size else (0, 0) for c in counts)
+        M.check_fullest(self.memory, data, n, writes, vertex, largest, per_arc)
+        limit, self._sorters = B.plan(data, largest, int(counts[0].sum()), per_arc, self.workers)
+        return limit
 
     def _write(self, h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets, out_edges):
         upper = max(1, sum(b.count for b in in_buckets))
         chunk = min(self.chunk_arcs, upper)
         wdt = self.weight_dtype
-        cel = _BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
-        aug = _BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
+        cel = B.BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
+        aug = B.BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
             if self.augment else None
         hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
 
@@ -379,39 +354,42 @@ class GraphBuilder:
         in_degree = np.zeros(n, np.int64)
         step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
                                 disable=not self.progress)
-        def augmentation(src, dst, w):  # the bucket's back arcs, source-major
-            s, d, bw = back_arcs(src, dst, w, size)
-            return build_blocks(d, s, bw, size, k, ldt, source_major=True)
+        def augmentation(rows, cols, w):  # the back arcs of a bucket's rows (sources), source-major
+            return blocks_of_sorted(rows, cols, w, size, ldt, rows_are_dst=False, back_only=True)
 
-        def lay_out(dst, src, w):  # on a worker thread: the bucket's CEL blocks and statistics
-            facts = {"self_loops": int(np.count_nonzero(src == dst))}
+        def lay_out(rows, cols, w):  # on a worker thread: the bucket's CEL blocks and statistics
+            facts = {"self_loops": int(np.count_nonzero(rows == cols))}
             if w is not None and w.size:
                 facts.update(min_weight=float(w.min()), max_weight=float(w.max()))
             # Undirected: every arc has its mirror, so the back arcs leaving this bucket's
             # intervals are the mirrors of its arcs that come from earlier intervals.
-            back = augmentation(dst, src, w) if aug is not None and not self.directed else None
-            return build_blocks(dst, src, w, size, k, ldt), facts, back
+            back = augmentation(rows, cols, w) if aug is not None and not self.directed else None
+            return blocks_of_sorted(rows, cols, w, size, ldt, rows_are_dst=True), facts, back
 
-        for blocks, facts, back in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w,
-                                                  step_bar, lay_out):
+        cel_parts = self._assemble(cel, bounds, ldt, rows_are_dst=True)
+        aug_parts = self._assemble(aug, bounds, ldt, rows_are_dst=False) if aug is not None else None
+        for lo, hi, (blocks, facts, back) in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx,
+                                                            in_w, step_bar, lay_out):
             stats["self_loops"] += facts["self_loops"]
             stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
             stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
-            cel.append(blocks)
+            cel_parts.send((lo, hi, blocks))
             if back is not None:
-                aug.append(back)
-        write_array(h5, F.CSR.format(side=in_side, part="indptr"), _indptr(in_degree))
+                aug_parts.send((lo, hi, back))
+            del blocks, back  # not held while the next bucket is sorted
+        write_array(h5, F.CSR.format(side=in_side, part="indptr"), B.indptr(in_degree))
         write_array(h5, F.IN_DEGREE, in_degree)
         num_arcs = int(in_degree.sum())
 
         if self.directed:
             out_idx, out_w = csr_writer("out")
             out_degree = np.zeros(n, np.int64)
-            for back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w, step_bar,
-                                       augmentation if aug is not None else None):
+            for lo, hi, back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w,
+                                               step_bar, augmentation if aug is not None else None):
                 if back is not None:
-                    aug.append(back)
-            write_array(h5, F.CSR.format(side="out", part="indptr"), _indptr(out_degree))
+                    aug_parts.send((lo, hi, back))
+                del back
+            write_array(h5, F.CSR.format(side="out", part="indptr"), B.indptr(out_degree))
             write_array(h5, F.OUT_DEGREE, out_degree)
         else:
             # Symmetric: the in-arc CSR is the out-arc CSR; store it once and link the other names.
@@ -463,73 +441,28 @@ class GraphBuilder:
         columns, weights)`` of each bucket (computed on the worker; weights in the stored type)."""
         def sort(b):
             lo, hi = int(edges[b]), int(edges[b + 1])
-            src, dst, w = self._load(buckets[b])
-            rows, cols = (dst, src) if by_dst else (src, dst)
-            rows, cols, w = sort_arcs(rows, cols, w, n, dedupe=self.dedupe)
-            w = None if w is None else w.astype(weights.dtype, copy=False)
+            rows, cols, w = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
+                                          id_dtype=indices.dtype)
             laid = None if lay_out is None else lay_out(rows, cols, w)
-            return lo, hi, np.bincount(rows - lo, minlength=hi - lo), cols.astype(indices.dtype), w, laid
+            return lo, hi, B.degrees(rows, lo, hi), cols, w, laid
 
-        for lo, hi, deg, cols, w, laid in ordered_map(sort, range(len(buckets)), self.workers):
+        for lo, hi, deg, cols, w, laid in ordered_map(sort, range(len(buckets)), self._sorters):
             degree[lo:hi] = deg
             append(indices, cols)
             if w is not None:
                 append(weights, w)
+            del deg, cols, w
             bar.update(1)
-            yield laid
+            yield lo, hi, laid
+            del laid
 
-    def _load(self, bucket: Spill):
-        parts = list(bucket.read(max(bucket.count, 1)))
-        bucket.remove()
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0, self.weight_dtype) if self.weighted else None)
-        return parts[0]
-
-
-class _BlockWriter:
-    """Appends laid-out blocks to local-id (and weight) datasets and writes their block table."""
-
-    def __init__(self, h5, names, local_dtype, weight_dtype, chunk):
-        self.h5 = h5
-        self.src, self.dst = (create_appendable(h5, name, local_dtype, chunk) for name in names[:2])
-        self.weight = None if names[2] is None else create_appendable(h5, names[2], weight_dtype, chunk)
-        self.table = {name: [] for name in ("src", "dst", "len")}
-
-    def append(self, blocks) -> None:
-        append(self.src, blocks.src_local)
-        append(self.dst, blocks.dst_local)
-        if self.weight is not None:
-            append(self.weight, blocks.weight)
-        self.table["src"].append(blocks.block_src)
-        self.table["dst"].append(blocks.block_dst)
-        self.table["len"].append(blocks.block_len)
-
-    def finish(self, names):
-        """Write the block table (source intervals, destination intervals, offsets) under
-        ``names``; returns (source intervals, destination intervals, lengths)."""
-        src, dst, length = (np.concatenate(self.table[c]) if self.table[c] else np.zeros(0, np.int64)
-                            for c in ("src", "dst", "len"))
-        write_array(self.h5, names[0], src)
-        write_array(self.h5, names[1], dst)
-        write_array(self.h5, names[2], _indptr(length))
-        return src, dst, length
+    def _assemble(self, writer, bounds, ldt, *, rows_are_dst):
+        pieces = lambda: B.Pieces(self._scratch, f"pieces-{int(rows_are_dst)}", ldt,  # noqa: E731
+                                  self.weight_dtype, rows_are_dst=rows_are_dst, weighted=self.weighted)
+        coroutine = B.assemble(writer, bounds, pieces, max(1024, self._limit // 8))
+        next(coroutine)
+        return coroutine
 
 
 def _not_int(value, least: int) -> bool:
     return isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least
-
-
-def _check_vertices(n: int, memory: int) -> None:
-    """The per-vertex arrays must fit the budget: an error naming both, before allocating."""
-    need = BASELINE_BYTES + BYTES_PER_VERTEX * n
-    if need > memory:
-        raise ParameterError(
-            f"{n:,} vertices need about {human(need)} for the per-vertex arrays of the build "
-            f"({BYTES_PER_VERTEX} bytes each, and {human(BASELINE_BYTES)} for the program), more than "
-            f"the memory budget of {human(memory)}: raise memory (--memory)")
-
-
-def _indptr(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out

@@ -65,6 +65,15 @@ class Spill:
             for f in files.values():
                 f.close()
 
+    def load(self):
+        """Every item at once (ids as stored), then delete the files."""
+        if self.count == 0:
+            ids = np.zeros(0, self.dtypes["src"])
+            return ids, ids.copy(), (np.zeros(0, self.dtypes["w"]) if "w" in self.paths else None)
+        src, dst, w = next(self.read(self.count, wide=False))
+        self.remove()
+        return src, dst, w
+
     def remove(self) -> None:
         """Delete the files (the build no longer needs them: keep the disk peak low)."""
         for p in self.paths.values():
