@@ -8,6 +8,8 @@ Both modules expose the same functions with the same signatures:
 - ``hook_min(batch, parent, changed)``: hang the larger of two roots under the smaller (WCC)
 - ``tight_parent(batch, dist, plus, parent, resolved)``: smallest u with ``dist[u] + w == dist[v]``
 - ``advance_min(indptr, indices, weights, frontier, state, plus, changed)``: frontier advance on a CSR
+- ``scatter_min(state, ids, values, changed)``: merge (id, value) pairs by minimum (distributed runs)
+- ``pagerank_step(y, x, p, inv, alpha, lost, contrib)``: one fused PageRank update of a vertex range
 
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of
 files, stores, dask or scheduling: the engine hands them arrays.

@@ -151,3 +151,23 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     before = state[v]
     np.minimum.at(state, v, cand)
     changed[v[state[v] < before]] = 1
+
+
+def scatter_min(state, ids, values, changed) -> None:
+    """``state[ids] = min(state[ids], values)`` (repeated ids allowed); ``changed[ids] = 1``:
+    merging the vertices other workers changed (distributed runs)."""
+    if ids.size:
+        np.minimum.at(state, ids, values)
+        changed[ids] = 1
+
+
+def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
+    """One PageRank update of a vertex range, in place: ``x_new = alpha (y + lost p) + (1 -
+    alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new * inv``,
+    ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv == 0``)."""
+    new = alpha * (y + lost * p) + (1 - alpha) * p
+    err = float(np.abs(new - x).sum())
+    dangling = float(new[inv == 0].sum())
+    np.multiply(new, inv, out=contrib)
+    x[...] = new
+    return np.array([err, dangling])

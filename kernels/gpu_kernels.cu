@@ -131,3 +131,58 @@ __global__ void ooc_graph_tight_parent(const int* __restrict__ src, const int* _
     if (strict ? !(du < dv) : !(du == dv && resolved[u] && !resolved[v])) return;
     atomicMin(&parent[v], (long long)u);
 }
+
+// state[ids[i]] = min(state[ids[i]], values[i]) and changed[ids[i]] = 1: merging the vertices
+// other workers changed in a distributed run (values non-negative, compared as bit patterns).
+// Negative ids are padding and skipped.
+__global__ void ooc_graph_scatter_min(const long long* __restrict__ ids, const double* __restrict__ values,
+                                      unsigned long long* state, unsigned char* __restrict__ changed,
+                                      const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const long long v = ids[i];
+    if (v < 0) return;
+    atomicMin(&state[v], (unsigned long long)__double_as_longlong(values[i]));
+    changed[v] = 1;
+}
+
+// One PageRank step over a range of vertices (a worker's own destinations):
+//   x_new = alpha * (y + lost * p) + (1 - alpha) * p,   contrib = x_new * inv,   x = x_new,
+// with p[i] = p_const where use_p is 0 (uniform teleport). Each block writes its partial sums of
+// |x_new - x| and of x_new over dangling vertices (inv == 0) to partial[2 * block + 0/1]; the
+// caller adds them up (deterministically).
+__global__ void ooc_graph_pagerank_step(const double* __restrict__ y, double* __restrict__ x,
+                                        const double* __restrict__ p, const double p_const, const int use_p,
+                                        const double* __restrict__ inv, const double alpha, const double lost,
+                                        double* __restrict__ contrib, double* __restrict__ partial,
+                                        const long long m) {
+    double err = 0.0, dangling = 0.0;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (long long)gridDim.x * blockDim.x) {
+        const double pi = use_p ? p[i] : p_const;
+        const double xn = alpha * (y[i] + lost * pi) + (1.0 - alpha) * pi;
+        err += fabs(xn - x[i]);
+        const double w = inv[i];
+        if (w == 0.0) dangling += xn;
+        contrib[i] = xn * w;
+        x[i] = xn;
+    }
+    __shared__ double s_err[32], s_dang[32];
+    for (int off = 16; off > 0; off >>= 1) {
+        err += __shfl_down_sync(0xffffffffu, err, off);
+        dangling += __shfl_down_sync(0xffffffffu, dangling, off);
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) { s_err[warp] = err; s_dang[warp] = dangling; }
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (blockDim.x + 31) >> 5;
+        err = lane < warps ? s_err[lane] : 0.0;
+        dangling = lane < warps ? s_dang[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) {
+            err += __shfl_down_sync(0xffffffffu, err, off);
+            dangling += __shfl_down_sync(0xffffffffu, dangling, off);
+        }
+        if (lane == 0) { partial[2 * blockIdx.x] = err; partial[2 * blockIdx.x + 1] = dangling; }
+    }
+}

@@ -8,14 +8,27 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATA = Path(os.environ.get("OOC_GRAPH_DATA", SHARED / "data"))
 
 
-def pytest_collection_modifyitems(config, items):
+def _gpus() -> int:
     from ooc_graph.engine import gpu_available
-    if gpu_available():
-        return
-    skip = pytest.mark.skip(reason="CuPy finds no CUDA device")
+    if not gpu_available():
+        return 0
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
+
+
+def pytest_collection_modifyitems(config, items):
+    gpus = _gpus()
+    try:
+        import dask_cuda  # noqa: F401
+        reason = None if gpus >= 2 else f"needs two CUDA devices (CuPy finds {gpus})"
+    except ImportError:
+        reason = "needs dask-cuda"
+    skip_gpu = pytest.mark.skip(reason="CuPy finds no CUDA device")
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not gpus:
+            item.add_marker(skip_gpu)
+        if "multigpu" in item.keywords and reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(autouse=True)

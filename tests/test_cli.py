@@ -13,15 +13,16 @@ def test_generate_info_run(tmp_path, capsys):
     assert main(["generate", "rmat", str(store), "--scale", "8", "--edge-factor", "4", "--weighted", "--quiet"]) == 0
     assert main(["info", str(store)]) == 0
     assert "256 vertices" in capsys.readouterr().out
-    for algo in ("pagerank", "bfs", "sssp", "wcc"):
-        assert main(["run", algo, str(store), "--device", "cpu", "--memory", "1MB"]) == 0
+    for algo, extra in (("pagerank", []), ("bfs", ["--source", "0"]), ("sssp", ["--source", "0"]), ("wcc", [])):
+        assert main(["run", algo, str(store), "--device", "cpu", "--memory", "1MB"] + extra) == 0
         assert f"{algo}:" in capsys.readouterr().out
     out = tmp_path / "pr.npz"
     assert main(["run", "pagerank", str(store), "--mode", "graphalytics", "--max-iter", "5",
                  "--result-name", "pr5", "--out", str(out)]) == 0
     assert np.load(out)["values"].shape == (256,)
     png = tmp_path / "profile.png"
-    assert main(["run", "sssp", str(store), "--device", "cpu", "--memory", "64KiB", "--profile", str(png)]) == 0
+    assert main(["run", "sssp", str(store), "--source", "3", "--device", "cpu", "--memory", "64KiB",
+                 "--profile", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["info", str(store), "--json"]) == 0
     assert '"pr5"' in capsys.readouterr().out
@@ -39,14 +40,17 @@ def test_convert_and_errors(tmp_path, capsys):
     edges = tmp_path / "e.txt"
     edges.write_text("# c\n0 1\n1 2\n")
     out = tmp_path / "g.h5"
-    assert main(["convert", str(edges), str(out), "--directed", "false", "--quiet"]) == 0
-    assert "edges/s" in capsys.readouterr().out
+    assert main(["convert", str(edges), str(out), "--undirected", "--quiet"]) == 0
+    converted = capsys.readouterr().out
+    assert "edges/s" in converted
+    assert main(["info", str(out)]) == 0  # info reports the rate convert printed
+    assert converted.split("converted ")[1].strip() in capsys.readouterr().out
     bad = tmp_path / "bad.txt"
     bad.write_text("0 1\n1 zz\n")
     assert main(["convert", str(bad), str(tmp_path / "b.h5"), "--quiet"]) == 2
     assert "bad.txt, line 2: not a valid integer vertex id (got 'zz')" in capsys.readouterr().err
     assert not (tmp_path / "b.h5").exists()
-    assert main(["run", "bfs", str(tmp_path / "missing.h5")]) == 2
+    assert main(["run", "bfs", str(tmp_path / "missing.h5"), "--source", "0"]) == 2
     assert "no such graph store" in capsys.readouterr().err
     assert main(["run", "bfs", str(out), "--source", "99"]) == 2
     assert "vertex 99 is not in the graph" in capsys.readouterr().err
@@ -78,3 +82,49 @@ def test_profile_draws_a_steady_pass():
     assert _traced_pass(r)["pass"] == 0
     r.timeline = []
     assert _traced_pass(r) is None
+
+
+def test_one_set_of_conventions(tmp_path, capsys):
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "7", "--edge-factor", "4", "--directed", "--quiet"]) == 0
+    assert "directed" in capsys.readouterr().out
+    assert main(["-v", "info", str(store)]) == 0 and main(["info", str(store), "-v"]) == 0  # -v anywhere
+    capsys.readouterr()
+    for argv, words in ((["run", "bfs", str(store)], "--source"),                              # required
+                        (["run", "bfs", str(store), "--source", "0", "--alpha", "0.5"], "--alpha"),  # not bfs's
+                        (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
+                        (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist")):
+        try:
+            status = main(argv)
+        except SystemExit as exit:  # argparse's own refusals
+            status = exit.code
+        assert status == 2, argv
+        assert words in capsys.readouterr().err, argv
+    assert not list(tmp_path.glob("**/*.partial"))
+    for suffix in (".npz", ".csv"):
+        out = tmp_path / f"bfs{suffix}"
+        assert main(["run", "bfs", str(store), "--source", "1", "--out", str(out), "--no-store", "--quiet"]) == 0
+        assert out.exists()
+    lines = (tmp_path / "bfs.csv").read_text().splitlines()
+    assert lines[0] == "vertex,depth,parent" and len(lines) == 129
+    assert main(["algorithms"]) == 0 and "pagerank" in capsys.readouterr().out
+
+
+def test_broken_pipe_ends_quietly(tmp_path):
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+    p = subprocess.run(f"{sys.executable} -m ooc_graph.cli info {store} | head -c 1", shell=True, capture_output=True,
+                       text=True, timeout=60)
+    assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
+
+
+def test_demo_out_and_distributed_run(tmp_path, capsys):
+    out = tmp_path / "demo.npz"
+    assert main(["demo", "--scale", "7", "--device", "cpu", "--out", str(out), "--quiet"]) == 0
+    assert {"vertex", "pagerank_values", "bfs_depth", "wcc_labels"} <= set(np.load(out).files)
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "8", "--edge-factor", "4", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "pagerank", str(store), "--workers", "2", "--result-name", "pr2", "--quiet"]) == 0
+    assert "pagerank:" in capsys.readouterr().out
+    assert main(["results", "list", str(store)]) == 0 and "pr2" in capsys.readouterr().out

@@ -1,12 +1,11 @@
 """Budgets, the chunk cache and selective scheduling."""
 
-import json
 
 import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, core, get_backend
+from ooc_graph.engine import Engine, core, get_backend, stream
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
 
@@ -122,7 +121,7 @@ def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, f
 
 
 def test_reader_thread_reads_ahead(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)
+    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, weighted=True, chunk_arcs=500, progress=False)
     ref = ooc_graph.sssp(G, 1, device="cpu", memory="10MB")
     G.release()
@@ -157,7 +156,7 @@ def test_engine_budget_parsing(graph):
 
 
 def test_profile_traces_every_chunk(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)  # chunks go through the reader thread
+    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)  # chunks go through the reader thread
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, chunk_arcs=500, progress=False)
     small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40_000)
     plain = ooc_graph.pagerank(G, device="cpu", max_iter=3, tol=1e-300, **small)
@@ -177,7 +176,7 @@ def test_profile_traces_every_chunk(tmp_path, monkeypatch):
         assert 0 <= record["overlap_read_compute"] <= 1
         assert record["seconds_idle"] == pytest.approx(max(0.0, record["seconds"] - record["busy_compute"]))
     r.save("traced")
-    saved = json.loads(G.load_result("traced")["attrs"]["stats"])
+    saved = G.load_result("traced")["attrs"]["stats"]
     assert "timeline" not in saved and saved["per_pass"][0]["busy_compute"] > 0
 
 
@@ -190,7 +189,7 @@ def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
         def free_memory(self):
             return 80 << 30
 
-    monkeypatch.setattr(core, "get_backend", lambda device, graph=None: FakeGPU())
+    monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
     state = 5 * 8 * graph.num_vertices + graph.num_vertices
     per_arc = 8 + graph.cel_nbytes_per_arc()
     tight = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 3 * graph.chunk_arcs * per_arc)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import core
+from ooc_graph.engine import core, stream
 from ooc_graph.errors import DeviceError
 
 from conftest import random_edges
@@ -54,7 +54,7 @@ def rmat(tmp_path_factory):
                                      ("wcc", {}), ("bfs", {"source": 7, "execution": "async"}),
                                      ("sssp", {"source": 7, "execution": "async"})])
 def test_device_budget_forces_streaming(rmat, monkeypatch, algo, kw):
-    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)  # the reader thread fills pinned buffers too
+    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)  # the reader thread fills pinned buffers too
     rmat.release()
     fn = getattr(ooc_graph, algo)
     full = fn(rmat, device="gpu", **kw)
@@ -85,7 +85,7 @@ def test_auto_picks_the_gpu(rmat):
 
 
 def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
-    monkeypatch.setattr(core, "PREFETCH_MIN_ARCS", 1)
+    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
     rmat.release()
     state = 6 * 8 * rmat.num_vertices
     r = ooc_graph.pagerank(rmat, device="gpu", device_memory=state + 512 * 1024, max_iter=4, tol=1e-300,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 
-from ooc_graph.engine import Engine
+import numpy as np
+
+from ooc_graph.engine import Engine, current_placement
+from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import ParameterError
 from ooc_graph.store import Graph, open_graph
 
@@ -18,9 +21,11 @@ def as_graph(G) -> Graph:
     raise ParameterError(f"expected an ooc_graph.Graph or a path to a store (got {type(G).__name__})")
 
 
-def check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+def check_positive_int(name, value) -> int:
+    """``value`` as an int if it is a positive integer (Python or NumPy), else a ParameterError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ParameterError(f"{name} must be a positive integer (got {value!r})")
+    return int(value)
 
 
 # The most per-vertex float64 arrays any algorithm keeps (PageRank), counted against the budgets.
@@ -29,12 +34,22 @@ STATE_ARRAYS = 5
 
 def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) -> Engine:
     """The graph's engine for these settings, made on first use and kept while the graph is open,
-    so the chunks one call cached (in host memory or on the GPU) serve the next call."""
-    key = (device, memory, device_memory)
+    so the chunks one call cached (in host memory or on the GPU) serve the next call. Inside a
+    distributed job (:func:`ooc_graph.engine.placed`) the engine streams the worker's share of
+    the graph and exchanges state through the job's comm."""
+    placement = current_placement()
+    key = (device, memory, device_memory) + (() if placement is None else placement.key)
     engine = graph.engines.get(key)
     if engine is None:
+        extra = {} if placement is None else {"arc_range": placement.arc_range}
         engine = graph.engines[key] = Engine(graph, memory=memory, device=device, device_memory=device_memory,
-                                             state_arrays=STATE_ARRAYS)
+                                             state_arrays=STATE_ARRAYS, **extra)
+    if placement is not None:
+        engine.comm = placement.comm
+        engine.on_report, engine.should_stop = placement.on_report, placement.should_stop
+        engine.host_empty = placement.host_empty
+    else:
+        engine.on_report, engine.should_stop, engine.host_empty = current_watcher(), None, None
     engine.reset_stats()
     engine.profile = profile
     return engine
@@ -56,6 +71,10 @@ class Run:
                      stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
                                           "convergence": s.convergence, "timeline": s.timeline},
                      graph=self.graph, **arrays)
-        if store:
-            result.save(store if isinstance(store, str) else None)
+        if current_placement() is None:  # a distributed job saves once, from the client or rank 0
+            if store:
+                result.save(store if isinstance(store, str) else None)
+            # Let go of the file between calls (caches stay): an open graph holds HDF5's shared
+            # lock, which would make other processes' saves wait. The next read reopens it.
+            self.graph.detach()
         return result

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run, as_graph
 from ._result import UNREACHABLE, BFSResult
 
 __all__ = ["bfs"]
 
 
+@distributable
 def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
         execution: str = "auto", profile: bool = False, store=False) -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
@@ -44,4 +47,4 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     out = xp.where(reached, depth, 0).astype(np.int64)
     out[~reached] = UNREACHABLE
     return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
-                      depth=eng.backend.to_host(out), parent=eng.backend.to_host(parent))
+                      depth=eng.to_host(out), parent=eng.to_host(parent))

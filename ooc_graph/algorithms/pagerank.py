@@ -8,6 +8,8 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run, as_graph, check_positive_int
 from ._result import PageRankResult
 
@@ -16,6 +18,7 @@ log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
 
 
+@distributable
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
              profile: bool = False, store=False) -> PageRankResult:
@@ -60,7 +63,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         raise ParameterError(f"alpha must be in (0, 1] (got {alpha!r})")
     if not tol > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
-    check_positive_int("max_iter", max_iter)
+    max_iter = check_positive_int("max_iter", max_iter)
     g = as_graph(G)
     n = g.num_vertices
     if personalization is not None:  # validated before any chunk is read
@@ -70,28 +73,36 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         if p.shape != (n,) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
             raise ParameterError(f"personalization must be {n} non-negative finite values with a positive sum")
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
-    xp = run.engine.backend.xp
+    eng = run.engine
+    xp, k = eng.backend.xp, eng.backend.kernels
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
     # personalization), the personalization or uniform in networkx mode.
-    p = xp.asarray(p / p.sum()) if personalization is not None else xp.full(n, 1.0 / max(n, 1))
-    outdeg = xp.asarray(g.out_degree, dtype=np.float64)
-    dangling = outdeg == 0
-    inv = xp.where(dangling, 0.0, 1.0 / xp.maximum(outdeg, 1.0))
+    p = xp.asarray(p / p.sum()) if personalization is not None else 1.0 / max(n, 1)
+    outdeg = eng.vertex_array("out_degree", np.float64)  # kept on the device between calls
+    inv = xp.where(outdeg == 0, 0.0, 1.0 / xp.maximum(outdeg, 1.0))
     x = xp.full(n, 1.0 / max(n, 1))
+    contrib = x * inv  # x[u] / out_degree(u): what u sends along each out-arc
+    y = xp.empty(n, dtype=np.float64)
+    lost = float((x[inv == 0]).sum())  # mass on dangling vertices, spread like the teleport
+    # Each worker updates its own vertices (all of them in one process) in one fused step, adds
+    # up the residual and the dangling mass with the others, and shares its part of contrib.
+    lo, hi = eng.owned
+    mine = slice(lo, hi)
     converged, it = n == 0, 0
     while not converged and it < max_iter:
         it += 1
-        y = run.engine.pull_sum(x * inv)
-        lost = float(x[dangling].sum())
-        new = alpha * (y + lost * p) + (1 - alpha) * p
-        err = float(xp.abs(new - x).sum())
-        run.engine.stats.convergence.append((it, err))
+        eng.pull_sum(contrib, out=y, gather=False)
+        sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
+                               contrib[mine])
+        err, lost = (float(v) for v in eng.sum_over_workers(eng.backend.to_host(sums)))
+        eng.gather(contrib)
+        eng.report(it, err)
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
             converged = err < tol
-        x = new
+    eng.gather(x)
     if mode == "graphalytics":
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
               "personalized": personalization is not None}
-    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=run.engine.backend.to_host(x))
+    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.to_host(x))

@@ -6,12 +6,15 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run, as_graph
 from ._result import SSSPResult
 
 __all__ = ["sssp"]
 
 
+@distributable
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
          execution: str = "auto", profile: bool = False, store=False) -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
@@ -44,4 +47,4 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
     parent = eng.tight_parents(dist, plus=plus, root=s)
     return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
-                      distance=eng.backend.to_host(dist), parent=eng.backend.to_host(parent))
+                      distance=eng.to_host(dist), parent=eng.to_host(parent))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from ooc_graph.runtime.dispatch import distributable
+
 from ._common import Run
 from ._result import WCCResult
 
 __all__ = ["wcc"]
 
 
+@distributable
 def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
         profile: bool = False, store=False) -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.
@@ -27,7 +30,6 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction
-    ids = eng.backend.to_host(root)
     if g.labels is not None:
-        ids = g.labels[ids]
-    return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=ids)
+        root = eng.vertex_array("labels")[root]  # original ids
+    return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=eng.to_host(root))

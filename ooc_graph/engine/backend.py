@@ -22,8 +22,14 @@ class Backend:
     kernels: ModuleType
     xp: ModuleType  # the array module state lives in (numpy, or cupy on a GPU)
 
-    def to_host(self, array):
-        return array if self.xp is np else self.xp.asnumpy(array)
+    def to_host(self, array, out=None):
+        """``array`` in host memory (into ``out`` if given); a GPU copies at bus speed."""
+        if self.xp is not np:
+            return self.kernels.to_host(array, out)
+        if out is None:
+            return array
+        out[...] = array
+        return out
 
     def free_memory(self) -> int | None:
         """Free device memory in bytes (``None`` on the CPU)."""

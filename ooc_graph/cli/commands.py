@@ -1,0 +1,248 @@
+"""What each command does. Every command returns an exit status; errors are raised as the
+package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ooc_graph.errors import ParameterError, ResultNotStoredWarning
+
+from .parser import algorithm_kwargs
+from .progress import Progress
+
+OUT_FORMATS = (".npz", ".csv", ".parquet")
+
+
+def _build_opts(a) -> dict:
+    return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
+                workers=a.workers, augment=a.augment, progress=not a.quiet, **_overwrite(a))
+
+
+def _overwrite(a) -> dict:
+    """``overwrite=`` where the builder takes it (it refuses to replace a store without it)."""
+    import inspect
+
+    from ooc_graph.ingest.builder import GraphBuilder
+    return {"overwrite": a.overwrite} if "overwrite" in inspect.signature(GraphBuilder).parameters else {}
+
+
+def _rate(G) -> str:
+    """Input edges, seconds and edges/s of the build, as the store records them (so ``convert``
+    and ``info`` say the same)."""
+    b = G.built_by
+    return (f"{b.get('input_edges', 0):,} input edges in {float(b.get('seconds', 0)):.2f} s "
+            f"({b.get('input_edges_per_second', 0):,} edges/s)")
+
+
+def info(a) -> int:
+    from ooc_graph import open as open_graph
+    with open_graph(a.store) as G:
+        if a.json:
+            print(json.dumps(G.attrs | {"built_by": G.built_by, "results": G.results()}, indent=2, default=str))
+            return 0
+        print(repr(G))
+        at = G.attrs
+        print(f"  edges {G.num_edges:,}  self-loops {at['self_loops']:,}  ids {at['id_dtype']}  "
+              f"local ids {at['local_id_dtype']}  labels {'stored' if G.labels is not None else 'identity'}")
+        print(f"  intervals {at['num_intervals']:,} x {at['interval_size']:,} vertices  blocks {at['num_blocks']:,}  "
+              f"chunks {G.num_chunks:,} x {G.chunk_arcs:,} arcs  {G.cel_nbytes_per_arc()} bytes/arc")
+        if G.weighted:
+            print(f"  weights {at['weight_dtype']} in [{at['min_weight']:g}, {at['max_weight']:g}]")
+        print(f"  built by {G.built_by.get('tool')} from {G.built_by.get('source')}: {_rate(G)}")
+        for name in G.results():
+            r = G.load_result(name)["attrs"]
+            print(f"  result {name}: {r.get('algorithm')} {r.get('iterations')} iterations, "
+                  f"{float(r.get('seconds', 0)):.3f} s, {r.get('timestamp')}")
+    return 0
+
+
+def convert(a) -> int:
+    from ooc_graph import convert as convert_graph
+    G = convert_graph(a.input, a.output, format=a.format, directed=a.directed, weighted=a.weighted,
+                      drop_self_loops=a.drop_self_loops, dedupe=not a.keep_duplicates, relabel=a.relabel,
+                      num_vertices=a.num_vertices, delimiter=a.delimiter, **_build_opts(a))
+    print(f"{G!r}\nconverted {_rate(G)}")
+    G.close()
+    return 0
+
+
+def generate(a) -> int:
+    from ooc_graph.generate import GENERATORS
+    fn = GENERATORS[a.kind]
+    if a.kind == "grid":
+        G = fn(a.output, a.rows, a.cols, seed=a.seed, weighted=a.weighted, **_build_opts(a))
+    else:
+        G = fn(a.output, a.scale, a.edge_factor, seed=a.seed, directed=a.directed, weighted=a.weighted,
+               **_build_opts(a))
+    print(f"{G!r}\ngenerated {_rate(G)}")
+    G.close()
+    return 0
+
+
+def _check_out(path):
+    if path is not None and Path(path).suffix.lower() not in OUT_FORMATS:
+        raise ParameterError(f"--out {path}: unknown format {Path(path).suffix or '(no suffix)'!r} "
+                             f"(valid: {', '.join(OUT_FORMATS)})")
+
+
+def _client(a):
+    from ooc_graph.runtime import cluster
+    if a.gpus:
+        return cluster.local_gpu_client(a.gpus), "gpu"
+    if a.workers:
+        return cluster.local_cpu_client(a.workers), "cpu"
+    if a.scheduler:
+        return cluster.as_client(a.scheduler), a.device
+    return None, a.device
+
+
+def run(a) -> int:
+    from ooc_graph import open as open_graph
+    from ooc_graph.algorithms import ALGORITHMS
+    _check_out(a.out)
+    kwargs = algorithm_kwargs(a)
+    common = dict(memory=a.memory, device_memory=a.device_memory, profile=bool(a.profile))
+    progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm == "pagerank" else None,
+                        enabled=not a.quiet)
+    client, device = _client(a)
+    if client is not None:  # a job on a cluster: rank 0 saves into the store; progress polled
+        from ooc_graph.runtime import submit
+        store = False if a.no_store else (a.result_name or True)
+        job = submit(client, a.algorithm, a.store, device=device, store=store, **common, **kwargs)
+        print(f"submitted job {job.id} to {len(job.spec.workers)} workers ({job.spec.device})", file=sys.stderr)
+        _report(a, progress.follow(job))
+        return 0
+    with open_graph(a.store) as G:
+        if not a.no_store and a.result_name:
+            from ooc_graph.store.results import check_result_name
+            check_result_name(a.result_name)  # before computing, not after
+        with progress:
+            r = ALGORITHMS[a.algorithm](G, device=device, **common, **kwargs)
+        if not a.no_store:
+            with warnings.catch_warnings():  # said below in one line
+                warnings.simplefilter("ignore", ResultNotStoredWarning)
+                r.save(a.result_name)
+        _report(a, r)
+    return 0
+
+
+def _report(a, r) -> None:
+    """The run's summary, where its result went when not into the store, and the outputs."""
+    print(r.summary())
+    saved = getattr(r, "saved", None)
+    if saved is not None and not getattr(saved, "in_store", True):
+        print(f"ooc-graph: result not stored in {a.store} ({saved.reason}); written to {saved.path}",
+              file=sys.stderr)
+    if a.out:
+        write_arrays(a.out, {"vertex": r.vertices, **r.arrays()})
+    if a.profile:
+        from ooc_graph.profile import plot_profile
+        plot_profile(r, a.profile)
+
+
+def results(a) -> int:
+    from ooc_graph import open as open_graph
+    with open_graph(a.store) as G:
+        if a.action == "list":
+            for name in G.results():
+                r = G.load_result(name)["attrs"]
+                print(f"{name}\t{r.get('algorithm')}\t{r.get('iterations')} iterations\t{r.get('timestamp')}")
+        elif a.action == "drop":
+            if not a.name:
+                raise ParameterError("results drop: name the result to drop "
+                                     f"(stored: {', '.join(G.results()) or 'none'})")
+            G.drop_result(a.name)
+            print(f"dropped {a.name} from {G.path}")
+        else:
+            before = os.path.getsize(G.path)
+            G.compact()
+            print(f"compacted {G.path}: {before:,} -> {os.path.getsize(G.path):,} bytes")
+    return 0
+
+
+def algorithms(a) -> int:
+    from ooc_graph.algorithms import ALGORITHMS
+
+    from .parser import ALGORITHM_OPTIONS, _summary
+    width = max(map(len, ALGORITHMS))
+    for name, fn in sorted(ALGORITHMS.items()):
+        flags = " ".join(o.flag for o in ALGORITHM_OPTIONS.get(name, []))
+        print(f"{name:<{width}}  {_summary(fn)}" + (f"  [{flags}]" if flags else ""))
+    return 0
+
+
+def demo(a) -> int:
+    from ooc_graph import bfs, generate, pagerank, sssp, wcc
+    from ooc_graph.engine import get_backend
+    _check_out(a.out)
+    client, device = _client(a)
+    where = {"client": client} if client is not None else {}
+    name = get_backend(device).name if client is None else f"{device} on {len(client.scheduler_info()['workers'])} workers"
+    with tempfile.TemporaryDirectory(prefix="ooc-graph-demo-") as d:
+        t = time.perf_counter()
+        G = generate.rmat(os.path.join(d, "rmat.h5"), a.scale, a.edge_factor, seed=1, weighted=True,
+                          memory=a.memory, progress=not a.quiet)
+        print(f"generated {G!r} in {time.perf_counter() - t:.2f} s; device: {name}")
+        src = int(np.argmax(G.out_degree))
+        kw = dict(memory=a.memory, device=device, device_memory=a.device_memory, **where)
+        runs = [pagerank(G, **kw), bfs(G, src, **kw), sssp(G, src, **kw), wcc(G, **kw)]
+        for r in runs:
+            print(r.summary())
+        pr = runs[0]
+        top = np.argsort(pr.values)[::-1][:5]
+        print("top PageRank vertices:", ", ".join(f"{v} ({pr.values[v]:.2e})" for v in top))
+        if a.out:
+            write_arrays(a.out, {"vertex": G.vertices} | {f"{r.algorithm}_{k}": v for r in runs
+                                                          for k, v in r.arrays().items()})
+        G.close()
+    return 0
+
+
+def write_arrays(path, columns: dict) -> None:
+    """Columns of equal length to ``path`` (.npz, .csv or .parquet), written under a temporary
+    name and renamed, so a failure leaves no partial file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if not path.parent.is_dir():
+        raise ParameterError(f"--out {path}: folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    os.close(fd)
+    try:
+        if suffix == ".npz":
+            with open(tmp, "wb") as f:
+                np.savez(f, **columns)
+        elif suffix == ".parquet":
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError as err:
+                raise ParameterError("--out .parquet needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+            pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), tmp)
+        else:
+            _write_csv(tmp, columns)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_csv(path, columns: dict, rows: int = 1 << 20) -> None:
+    names = list(columns)
+    arrays = [np.asarray(columns[k]) for k in names]
+    formats = ["%.17g" if a.dtype.kind == "f" else "%d" for a in arrays]
+    with open(path, "w") as f:
+        f.write(",".join(names) + "\n")
+        for start in range(0, len(arrays[0]) if arrays else 0, rows):
+            block = np.column_stack([a[start:start + rows].astype(object) for a in arrays])
+            np.savetxt(f, block, fmt=formats, delimiter=",")

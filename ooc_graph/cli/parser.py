@@ -1,0 +1,167 @@
+"""The command line's grammar: one set of conventions for every command.
+
+argparse (the standard library) rather than a CLI framework: it has what the conventions need —
+``--x/--no-x`` pairs (``BooleanOptionalAction``), per-algorithm sub-commands that refuse options
+that do not apply, help on every option — and the package keeps no dependency for it.
+Boolean options come in pairs (``--directed/--undirected``, ``--weighted/--no-weighted``);
+``-v``/``--debug`` are accepted before or after the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from ooc_graph import __version__
+from ooc_graph.engine import DEVICES
+from ooc_graph.generate import GENERATORS
+from ooc_graph.ingest.formats import READERS
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    type: object
+    help: str
+    default: object = None
+    choices: tuple | None = None
+    required: bool = False
+
+
+_SOURCE = Option("--source", int, "source vertex (an original vertex id)", required=True)
+_EXECUTION = Option("--execution", str, "iterate loaded chunks to local convergence (async), never (sync) "
+                    "or once a streamed traversal needs many passes (auto)", "auto", ("auto", "sync", "async"))
+# The options each algorithm takes on the command line (its keyword arguments, same names).
+ALGORITHM_OPTIONS = {
+    "pagerank": [Option("--alpha", float, "damping factor, in (0, 1]", 0.85),
+                 Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6),
+                 Option("--max-iter", int, "iteration limit (graphalytics mode: the exact count)", 100),
+                 Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx",
+                        ("networkx", "graphalytics"))],
+    "bfs": [_SOURCE, _EXECUTION],
+    "sssp": [_SOURCE, _EXECUTION],
+    "wcc": [],
+}
+
+
+def _verbosity(p, top: bool):
+    default = False if top else argparse.SUPPRESS
+    p.add_argument("-v", "--verbose", action="store_true", default=default, help="log what the run does")
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="print the traceback of an error (implies -v)")
+
+
+def _pair(p, name, help, default=None, negative=None):
+    """``--name`` / ``--negative`` (default ``--no-name``) setting one boolean, ``None`` if neither."""
+    g = p.add_mutually_exclusive_group()
+    dest = name.replace("-", "_")
+    g.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help)
+    g.add_argument(f"--{negative or 'no-' + name}", dest=dest, action="store_false", help=f"the opposite of --{name}")
+
+
+def _build_options(p):
+    p.add_argument("--memory", help="host memory budget, e.g. 2GB (default: a quarter of RAM)")
+    p.add_argument("--interval-size", type=int, help="vertices per interval (default 65536)")
+    p.add_argument("--chunk-arcs", type=int, help="arcs per transfer chunk (default 4194304)")
+    p.add_argument("--weight-dtype", choices=("float32", "float64"), default="float32",
+                   help="type of stored weights (float64 keeps weights float32 cannot hold)")
+    p.add_argument("--workers", type=int, help="threads sorting (and generating) at once (default: cores, max 8)")
+    p.add_argument("--augment", action="store_true",
+                   help="also store the CEL augmentation for asynchronous execution (more disk)")
+    p.add_argument("--overwrite", action="store_true", help="replace the output if it is an existing store")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run_options(p, *, demo: bool = False):
+    p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
+    p.add_argument("--memory", help="host memory budget (per worker), e.g. 2GB (default: a quarter of RAM)")
+    p.add_argument("--device-memory", help="GPU memory budget (per GPU), e.g. 20GB (default: 80%% of free memory)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--gpus", help="run on several local GPUs: 0,1 or all (starts a dask-cuda cluster)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run as a job on this dask cluster, tcp://host:port")
+    where.add_argument("--workers", type=int, help="run on this many local CPU worker processes (a dask LocalCluster)")
+    p.add_argument("--out", help="also write the result arrays here: .npz" + ("" if demo else ", .csv or .parquet"))
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ooc-graph", description="Out-of-core, multi-GPU graph processing.")
+    ap.add_argument("--version", action="version", version=f"ooc-graph {__version__}")
+    _verbosity(ap, top=True)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", help="describe a graph store")
+    p.add_argument("store", help="the graph store (.h5)")
+    p.add_argument("--json", action="store_true", help="print the attributes as JSON")
+    _verbosity(p, top=False)
+
+    p = sub.add_parser("convert", help="convert an edge file into a graph store")
+    p.add_argument("input", help="edge file (format from the suffix; .gz/.xz/.bz2 are read compressed)")
+    p.add_argument("output", help="the graph store to write (.h5)")
+    p.add_argument("--format", choices=sorted(READERS), help="input format (default: from the suffix)")
+    _pair(p, "directed", "keep arcs as given (default: what the format says, else directed)", negative="undirected")
+    _pair(p, "weighted", "keep the weight column (default: if the input has one)")
+    _pair(p, "relabel", "map ids to 0..n-1, keeping the originals (default: when they are not already)")
+    p.add_argument("--drop-self-loops", action="store_true", help="remove arcs (v, v)")
+    p.add_argument("--keep-duplicates", action="store_true", help="do not merge repeated arcs")
+    p.add_argument("--num-vertices", type=int, help="vertex count when ids are 0..n-1 and some have no edge")
+    p.add_argument("--delimiter", help="column separator for csv (default ',') or text")
+    _build_options(p)
+    _verbosity(p, top=False)
+
+    p = sub.add_parser("generate", help="write a synthetic graph into a store")
+    p.add_argument("kind", choices=sorted(GENERATORS), help="R-MAT (Graph500), uniform random or a 2-D mesh")
+    p.add_argument("output", help="the graph store to write (.h5)")
+    p.add_argument("--scale", type=int, default=16, help="rmat/urand: 2**scale vertices")
+    p.add_argument("--edge-factor", type=int, default=16, help="rmat/urand: edges per vertex")
+    p.add_argument("--rows", type=int, default=256, help="grid rows")
+    p.add_argument("--cols", type=int, default=256, help="grid columns")
+    _pair(p, "directed", "rmat/urand: keep edges directed (default: undirected)", default=False,
+          negative="undirected")
+    _pair(p, "weighted", "random weights in (0, 1]", default=False)
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed gives the same graph")
+    _build_options(p)
+    _verbosity(p, top=False)
+
+    p = sub.add_parser("run", help="run an algorithm on a store")
+    algos = p.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
+    for name, options in ALGORITHM_OPTIONS.items():
+        from ooc_graph.algorithms import ALGORITHMS
+        a = algos.add_parser(name, help=_summary(ALGORITHMS[name]))
+        a.add_argument("store", help="the graph store (.h5)")
+        for o in options:
+            a.add_argument(o.flag, type=o.type, default=o.default, choices=o.choices, required=o.required,
+                           help=o.help + ("" if o.default is None else " (default: %(default)s)"))
+        run_options(a)
+        a.add_argument("--result-name", help="name under results/ in the store (default: the algorithm's)")
+        a.add_argument("--no-store", action="store_true", help="do not keep the result in the store")
+        a.add_argument("--profile", metavar="PNG", help="trace every pass and draw the timeline to this PNG")
+        _verbosity(a, top=False)
+
+    p = sub.add_parser("results", help="list, drop or compact the results kept in a store")
+    p.add_argument("action", choices=("list", "drop", "compact"),
+                   help="list them; drop one; compact: rewrite the store without the space dropped ones held")
+    p.add_argument("store", help="the graph store (.h5)")
+    p.add_argument("name", nargs="?", help="drop: the result to drop")
+    _verbosity(p, top=False)
+
+    p = sub.add_parser("algorithms", help="list the algorithms, one line each")
+    _verbosity(p, top=False)
+
+    p = sub.add_parser("demo", help="generate a graph into a temporary store and run every algorithm")
+    p.add_argument("--scale", type=int, default=16, help="R-MAT scale: 2**scale vertices")
+    p.add_argument("--edge-factor", type=int, default=16, help="edges per vertex")
+    run_options(p, demo=True)
+    _verbosity(p, top=False)
+    return ap
+
+
+def _summary(fn) -> str:
+    doc = (getattr(fn, "__doc__", "") or "").strip()
+    return doc.split("\n")[0].rstrip(".") if doc else ""
+
+
+def algorithm_kwargs(a) -> dict:
+    """The algorithm's own keyword arguments from parsed options (flag names are keyword names)."""
+    return {o.flag[2:].replace("-", "_"): getattr(a, o.flag[2:].replace("-", "_"))
+            for o in ALGORITHM_OPTIONS[a.algorithm]}

@@ -1,0 +1,60 @@
+"""Progress of a run on the terminal: iteration, residual or vertices changed, elapsed time, and
+the time left where it can be known (PageRank's iteration limit). Silent unless stderr is a
+terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ooc_graph._progress import progress_bar
+from ooc_graph.engine.monitor import watching
+
+POLL_SECONDS = 0.5
+
+
+class Progress:
+    """A bar for one run: ``with progress:`` around a local call, or ``follow(job)``."""
+
+    def __init__(self, name: str, total=None, enabled: bool = True):
+        self.name, self.total = name, total
+        self.enabled = enabled and sys.stderr.isatty()
+        self.bar = None
+        self._watch = None
+
+    def report(self, iteration, measure):
+        if self.bar is None:
+            self.bar = progress_bar(total=self.total, unit="it", desc=self.name, disable=not self.enabled)
+        self.bar.update(max(0, int(iteration) - self.bar.n))
+        if measure is not None:
+            what = "residual" if isinstance(measure, float) else "changed"
+            self.bar.set_postfix_str(f"{what} {measure:.3g}" if what == "residual" else f"{what} {measure:,}")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self):
+        self._watch = watching(self.report)
+        self._watch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._watch.__exit__(*exc)
+        self.close()
+
+    def follow(self, job):
+        """Wait for ``job``, showing rank 0's progress; returns its result."""
+        try:
+            while job.status() in ("pending", "running"):
+                record = job.progress()
+                if record and record.get("iteration"):
+                    self.report(record["iteration"], record.get("measure"))
+                time.sleep(POLL_SECONDS)
+            return job.result()
+        except KeyboardInterrupt:
+            job.cancel()
+            raise
+        finally:
+            self.close()

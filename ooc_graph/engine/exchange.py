@@ -1,0 +1,91 @@
+"""State exchange between the workers of a distributed run, as the operators see it.
+
+Every worker holds the whole vertex state (DESIGN decision 1) and processes the sub-graphs it owns,
+so after a pass only the state of its own destinations is new. The operators call the collectives
+below at the end of each pass; in one process they do nothing (:class:`LocalComm`). The runtime
+(``ooc_graph.runtime``) implements them over NCCL among GPU workers and over TCP among CPU workers.
+
+Each method works in place on the backend's arrays and returns the bytes this worker sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+
+
+class Comm:
+    """The collectives an operator needs. ``ranges[r]`` is the vertex range rank ``r`` owns; the
+    ranges are contiguous and cover every vertex."""
+
+    rank = 0
+    size = 1
+    ranges: list = [(0, 0)]
+
+    @property
+    def owned(self) -> tuple:
+        return self.ranges[self.rank]
+
+    def gather_owned(self, x) -> int:
+        """Fill every rank's range of ``x`` from the rank that owns it."""
+        return 0
+
+    def merge_min(self, state, changed) -> int:
+        """``state = min over ranks``, ``changed = or over ranks`` (elementwise, sparse when few
+        vertices changed)."""
+        return 0
+
+    def reduce_min(self, x) -> int:
+        """``x = min over ranks``, elementwise."""
+        return 0
+
+    def allreduce(self, value, op: str = "sum"):
+        """A scalar, or a small 1-D NumPy array elementwise, combined over ranks with ``op``
+        (``sum``, ``max``, ``min``)."""
+        return value
+
+    def barrier(self) -> None:
+        """Return once every rank has called it."""
+
+    def split(self, items):
+        """This rank's share of ``items`` (an array every rank holds alike), contiguous: GPU
+        kernels take it by pointer."""
+        return items[self.rank::self.size].copy() if self.size > 1 else items
+
+
+class LocalComm(Comm):
+    """One process: nothing to exchange."""
+
+    def __init__(self, num_vertices: int = 0):
+        self.ranges = [(0, num_vertices)]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an engine runs inside a distributed job: the CEL arcs it streams and its comm."""
+
+    arc_range: tuple
+    comm: Comm
+    key: tuple  # identifies the placement for engine reuse between jobs
+    on_report: object = None  # called with (iteration, measure) at every convergence report
+    should_stop: object = None  # polled at every report: True cancels the job on every worker
+    host_empty: object = None  # (shape, dtype) -> host array for results (rank 0: shared memory)
+
+
+_PLACEMENT: contextvars.ContextVar = contextvars.ContextVar("ooc_graph_placement", default=None)
+
+
+@contextlib.contextmanager
+def placed(placement: Placement):
+    """Engines made inside this block stream ``placement.arc_range`` and exchange through
+    ``placement.comm`` (the runtime runs an algorithm's unchanged code in it on every worker)."""
+    token = _PLACEMENT.set(placement)
+    try:
+        yield placement
+    finally:
+        _PLACEMENT.reset(token)
+
+
+def current_placement() -> Placement | None:
+    return _PLACEMENT.get()

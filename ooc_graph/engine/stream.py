@@ -1,0 +1,377 @@
+"""Streaming the CEL: budgets, chunking, the chunk caches, the reader thread and the pass loop.
+
+A :class:`ChunkStream` serves one range of the CEL — the whole graph in one process, or the
+sub-graphs one worker owns in a distributed run — as batches prepared for a backend's kernels.
+It owns what moves bytes (reading, host and device caches, the copy pipeline, the CSR on the
+device) and records every pass; the operators built on it live in :mod:`.core`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from ooc_graph._memory import budget as parse_budget
+from ooc_graph._memory import human
+from ooc_graph.errors import DeviceError, ParameterError
+from ooc_graph.store import Graph
+
+from .backend import get_backend
+from .cache import ResidentCache
+from .stats import Stats
+from .trace import PassTrace
+
+log = logging.getLogger("ooc_graph.engine")
+
+# Bytes a prepared CPU batch holds per arc (indices, ones, weight, ordering scratch).
+PREPARED_BYTES_PER_ARC = 32
+# Chunks the reader thread reads ahead of the one being processed; smaller chunks are read inline,
+# where a read costs less than handing it to a thread.
+PREFETCH = 2
+PREFETCH_MIN_ARCS = 1 << 16
+# A budget so small that a pass would take more chunks than this is refused (naming the smallest
+# budget that works) instead of crawling through one-arc chunks.
+MAX_CHUNKS_PER_PASS = 4096
+
+
+@dataclass
+class RawChunk:
+    layout: object
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.src.nbytes + self.dst.nbytes + (0 if self.weight is None else self.weight.nbytes)
+
+
+class ChunkStream:
+    """Streams CEL arcs ``arc_range`` (default: all) of ``graph`` through a device backend.
+
+    Parameters
+    ----------
+    graph : Graph
+    memory : int or str, optional
+        Host budget for state and cached chunks (default: a quarter of RAM). A budget that leaves
+        room only for tiny chunks (more than ``MAX_CHUNKS_PER_PASS`` per pass) is refused with the
+        smallest budget that works.
+    device : {"cpu", "gpu", "auto"}
+    device_memory : int or str, optional
+        GPU only: budget for vertex state, the device chunk cache and a device CSR (default: 80%
+        of the free device memory). Chunks beyond it are streamed again on every pass.
+    profile : bool
+        Wait for the device at the end of every pass, so that per-pass seconds are exact, and
+        trace when each chunk was read, copied and computed (:mod:`.trace`).
+    state_arrays : int
+        How many float64 per-vertex arrays the algorithm keeps (counted against the budget).
+    arc_range : (int, int), optional
+        The CEL arcs to serve (a worker's sub-graphs); chunks are cut on the store's chunk grid.
+    """
+
+    def __init__(self, graph: Graph, *, memory=None, device: str = "auto", state_arrays: int = 4,
+                 device_memory=None, profile: bool = False, arc_range=None):
+        self.graph = graph
+        self.profile = profile
+        self.backend = get_backend(device, graph)
+        self.memory = parse_budget(memory)
+        n = graph.num_vertices
+        start, stop = (0, graph.num_arcs) if arc_range is None else (int(arc_range[0]), int(arc_range[1]))
+        self.arc_range = (start, stop)
+        arcs = stop - start
+        state_bytes = state_arrays * 8 * n + n  # float64 arrays and the change flags
+        self._csr_budget = self.memory // 4
+        free_device = self.backend.free_memory()
+        # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store)
+        # may take at most half of what is left; the rest caches chunks.
+        in_flight = 2 if graph.augmented else 1
+        smallest = min(graph.chunk_arcs, max(1, -(-arcs // MAX_CHUNKS_PER_PASS)))
+        if free_device is not None:
+            self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
+            room = min(self.device_memory, free_device)
+            if state_bytes > room and device == "auto":
+                log.warning("%s: the vertex state (%s) does not fit the GPU budget (%s); running on the CPU",
+                            graph.path, human(state_bytes), human(room))
+                self.backend, free_device = get_backend("cpu"), None
+            elif state_bytes > room:
+                raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
+                                  f"but the budget is {human(room)}")
+        if free_device is None:
+            per_arc = PREPARED_BYTES_PER_ARC + graph.cel_nbytes_per_arc()
+            free = self.memory - state_bytes
+            self._refuse_small("memory", self.memory, state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
+        else:
+            per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
+            spare = self.device_memory - state_bytes
+            self._refuse_small("device_memory", self.device_memory,
+                               state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
+            # The device CSR (frontier advance only) takes a quarter of the budget, but never the
+            # room that full-size chunks in flight need: streaming comes first.
+            self._csr_budget = min(self.device_memory // 4,
+                                   max(spare - (1 + in_flight) * graph.chunk_arcs * per_arc, 0))
+            free = spare - self._csr_budget
+        chunk = max(smallest, min(graph.chunk_arcs, (free // (1 + in_flight)) // per_arc))
+        self.chunk_arcs = chunk
+        self.bounds = _cut(start, stop, chunk, graph.chunk_arcs)
+        self.cache = ResidentCache(free - in_flight * chunk * per_arc)
+        # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
+        # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
+        self.host_cache = None if free_device is None else ResidentCache(self.memory)
+        self.stats = Stats()
+        offsets, bsrc, bdst = graph.blocks
+        self._block_offsets = np.asarray(offsets, np.int64)
+        self._block_src = np.asarray(bsrc, np.int64)
+        self._block_dst = np.asarray(bdst, np.int64)
+        self._k = len(graph.intervals) - 1
+        # Source intervals present in each chunk, for selective scheduling.
+        first = np.searchsorted(self._block_offsets, [a for a, _ in self.bounds], side="right") - 1
+        last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
+        self._chunk_src = [np.unique(self._block_src[f:e]) for f, e in zip(first, last)]
+        # First and last sub-graph (destination interval) of each chunk.
+        self._chunk_dst = [(int(self._block_dst[f]), int(self._block_dst[e - 1])) for f, e in zip(first, last)]
+        self._csr = {}
+        self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
+        self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
+        self._reader = None  # the thread that reads chunks ahead, made on first need
+        self._trace = None  # the current pass's PassTrace while profiling
+        self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
+        self.joined = 0  # chunks the last pass took in through ``live`` (see batches)
+        log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
+                  self.cache.budget)
+
+    def _refuse_small(self, name: str, given: int, needed: int, smallest: int) -> None:
+        if given < needed:
+            raise ParameterError(
+                f"{self.graph.path}: {name}={human(given)} is below what this graph needs ({human(needed)}: "
+                f"the vertex state of {self.graph.num_vertices:,} vertices and chunks of at least {smallest:,} "
+                f"arcs); use {name}='{_round_up(needed)}' or more")
+
+    def reset_stats(self):
+        self.stats = Stats()
+
+    def release(self):
+        """Drop the cached chunks, CSR and vertex arrays (host and device memory)."""
+        self.cache.clear()
+        if self.host_cache is not None:
+            self.host_cache.clear()
+        self._csr.clear()
+        self._vertex.clear()
+        self._whole = None
+        if self._reader is not None:
+            self._reader.shutdown(wait=True)
+            self._reader = None
+
+    def vertex_array(self, name: str, dtype=None):
+        """A per-vertex array of the store (``out_degree``, ``in_degree``, ``labels``) on the
+        backend's device, uploaded once and kept between calls (a warm call uploads nothing it
+        already has)."""
+        key = (name, None if dtype is None else np.dtype(dtype).str)
+        if key not in self._vertex:
+            values = getattr(self.graph, name)
+            self._vertex[key] = self.backend.xp.asarray(values if dtype is None else values.astype(dtype))
+        return self._vertex[key]
+
+    # -- reading and preparing chunks -----------------------------------------------------------
+    def _raw(self, i, trace: PassTrace | None = None, back: bool = False) -> RawChunk:
+        """Chunk i as stored (narrow local ids), read into the backend's host memory (pinned on a
+        GPU); ``back``: its CEL augmentation instead, the arcs from its sub-graphs' vertices back
+        into earlier sub-graphs (at most a chunk's worth)."""
+        t = time.perf_counter()
+        empty = getattr(self.backend.kernels, "empty_host", None)
+        if back:
+            first, last = self._chunk_dst[i]
+            layout, src, dst, w = self.graph.read_back_arcs(first, last, first, self.chunk_arcs, empty)
+        else:
+            layout, src, dst, w = self.graph.read_cel(*self.bounds[i], empty)
+        raw = RawChunk(layout, src, dst, w)
+        self.stats.bytes_read += raw.nbytes
+        if trace is not None:
+            trace.host("read", i, t, time.perf_counter())
+        return raw
+
+    def _load(self, i, raw=None, back: bool = False):
+        """Chunk i (``back``: its CEL augmentation) prepared for the backend; ``raw`` is the stored
+        chunk if the reader has it."""
+        t = time.perf_counter()
+        trace, k = self._trace, self.backend.kernels
+        read = partial(self._raw, i, trace, back)
+        if self.host_cache is None:
+            raw = raw if raw is not None else read()
+        else:
+            raw, _ = self.host_cache.get(("back", i) if back else i, (lambda: raw) if raw is not None else read)
+            self.stats.bytes_to_device += raw.nbytes
+        start = k.marker() if trace is not None else None
+        layout, size = raw.layout, self.graph.interval_size
+        if layout.lengths.size:
+            dst_lo = int(layout.dst_interval.min()) * size
+            dst_hi = min((int(layout.dst_interval.max()) + 1) * size, self.graph.num_vertices)
+        else:
+            dst_lo = dst_hi = 0
+        batch = k.prepare(raw.src, raw.dst, raw.weight, layout.src_interval * size, layout.dst_interval * size,
+                          layout.lengths, dst_lo, dst_hi, self.graph.num_vertices)
+        if trace is not None:
+            events = getattr(batch, "events", {})
+            if "copy" in events:
+                trace.device("copy", i, *events["copy"])
+            if not back:  # an augmentation is loaded inside its chunk's compute span
+                self._compute_start[i] = events.get("compute_start", start)
+        self.stats.seconds_reading += time.perf_counter() - t
+        return batch
+
+    def back_batch(self, i):
+        """The prepared CEL augmentation of chunk i (cached like chunks), or None if it has no arc."""
+        first, last = self._chunk_dst[i]
+        if ("back", i) not in self.cache and not self.graph.count_back_arcs(first, last, first, self.chunk_arcs):
+            return None
+        batch, _ = self.cache.get(("back", i), lambda: self._load(i, back=True),
+                                  getattr(self.backend.kernels, "resident", None))
+        return batch
+
+    # -- passes ---------------------------------------------------------------------------------
+    def batches(self, active_intervals: np.ndarray | None = None, *, indexed: bool = False, live=None,
+                reverse: bool = False):
+        """Yield the prepared batches of one pass (``indexed``: ``(chunk, batch)`` pairs); with
+        ``active_intervals`` (bool, one per interval) skip chunks that hold no arc from an active
+        interval. ``live()``, if given, returns the active intervals as they are now: a chunk
+        inactive at the start of the pass is processed if an earlier chunk of the pass activated it
+        (asynchronous execution; such chunks are read without the reader thread). ``reverse``
+        visits the chunks last to first."""
+        self.stats.passes += 1
+        before, t = self.stats.as_dict(), time.perf_counter()
+        k = self.backend.kernels
+        trace = self._trace = PassTrace(k) if self.profile else None
+        self._compute_start.clear()
+        every = range(len(self.bounds) - 1, -1, -1) if reverse else range(len(self.bounds))
+        order = [i for i in every if active_intervals is None or active_intervals[self._chunk_src[i]].any()]
+        scheduled = set(order)
+        processed = 0
+        self.joined = 0  # chunks that joined this pass through ``live``
+        # Chunks no cache holds are read from the store by the reader thread, PREFETCH ahead, so
+        # that reading chunk i+1 overlaps preparing and processing chunk i.
+        misses = [] if self.chunk_arcs < PREFETCH_MIN_ARCS else \
+            [i for i in order if i not in self.cache and (self.host_cache is None or i not in self.host_cache)]
+        pending, submitted = {}, 0
+        resident = getattr(self.backend.kernels, "resident", None)
+        try:
+            for i in order if live is None else every:
+                if i not in scheduled:
+                    if not live()[self._chunk_src[i]].any():
+                        continue
+                    self.joined += 1
+                while submitted < len(misses) and len(pending) < PREFETCH:
+                    j = misses[submitted]
+                    pending[j] = self._reader_pool().submit(self._raw, j, trace)
+                    submitted += 1
+                raw = pending.pop(i).result() if i in pending else None
+                batch, _ = self.cache.get(i, lambda i=i, raw=raw: self._load(i, raw), resident)
+                self.stats.chunks_processed += 1
+                processed += 1
+                self.stats.arcs_processed += batch.num_arcs
+                start = None if trace is None else self._compute_start.pop(i, None)
+                if trace is not None and start is None:  # a cached chunk: its compute starts now
+                    start = k.marker()
+                yield (i, batch) if indexed else batch
+                if trace is not None:
+                    trace.device("compute", i, start, k.marker())
+        finally:
+            for future in pending.values():  # a consumer stopped early: let the reads finish
+                future.cancel()
+                if not future.cancelled():
+                    future.exception()
+            self.stats.chunks_skipped += len(self.bounds) - processed
+        self._sync()
+        self._trace = None
+        self.stats.record("pass", time.perf_counter() - t, before, trace=trace, clock=self.clock)
+
+    def _whole_graph(self):
+        """Every arc in one cache-blocked batch (the backend's ``source_blocked``), built once all
+        chunks are resident on the device and if the cache has room for this second copy; None
+        until then or where the backend has no such layout."""
+        if self._whole is not None:
+            return self._whole or None
+        build = getattr(self.backend.kernels, "source_blocked", None)
+        if build is None or not self.bounds or not all(i in self.cache for i in range(len(self.bounds))):
+            return None  # not (yet) everything resident: stream chunks
+        need = 8 * (self.arc_range[1] - self.arc_range[0])
+        free = self.backend.free_memory()  # building takes ~3x the copy for a moment
+        if (free is not None and free < 3 * need) or not self.cache.reserve(need):
+            self._whole = False
+            return None
+        t = time.perf_counter()
+        self._whole = build([self.cache.peek(i) for i in range(len(self.bounds))], self.graph.num_vertices)
+        if self._whole is None:
+            self.cache.used -= need
+            self._whole = False
+            return None
+        log.info("built the source-blocked layout of %d arcs in %.3f s", need // 8, time.perf_counter() - t)
+        return self._whole
+
+    def _whole_pass(self, batch):
+        """Yield ``batch`` (the whole graph) as one pass over every chunk."""
+        self.stats.passes += 1
+        before, t = self.stats.as_dict(), time.perf_counter()
+        self.stats.chunks_processed += len(self.bounds)
+        self.stats.arcs_processed += batch.num_arcs
+        yield batch
+        self._sync()
+        self.stats.record("pass", time.perf_counter() - t, before, clock=self.clock)
+
+    def _reader_pool(self) -> ThreadPoolExecutor:
+        if self._reader is None:
+            self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ooc-graph-reader")
+        return self._reader
+
+    @property
+    def clock(self) -> str:
+        """What pass seconds measure: ``device`` where passes end with the device idle (the CPU,
+        or a profiled GPU run), else ``host`` (the time to issue the pass)."""
+        return "device" if self.profile or self.backend.xp is np else "host"
+
+    def _sync(self):
+        """Wait for the device (only where per-pass timing asks for it: profiling)."""
+        if self.profile and self.backend.xp is not np:
+            self.backend.xp.cuda.get_current_stream().synchronize()
+
+    def csr(self, side: str):
+        """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
+        if side not in self._csr:
+            g = self.graph
+            nbytes = 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
+            if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
+                self._csr[side] = None
+            else:
+                xp = self.backend.xp
+                indptr, indices, w = g.csr(side)
+                self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
+                self._csr[side] = (xp.asarray(indptr), xp.asarray(indices),
+                                   None if w is None else xp.asarray(w, dtype=np.float64), nbytes)
+        return self._csr[side]
+
+
+def _cut(start: int, stop: int, chunk: int, grid: int) -> list:
+    """Chunks of at most ``chunk`` arcs covering [start, stop); when ``chunk`` is the store's chunk
+    length ``grid``, cut on its grid, so that each chunk is one HDF5 chunk read (a worker's range
+    may start and end mid-chunk)."""
+    if start >= stop:
+        return []
+    if chunk == grid and start % grid:
+        cuts = [start] + list(range((start // grid + 1) * grid, stop, grid))
+    else:
+        cuts = list(range(start, stop, chunk))
+    return [(a, min(b, stop)) for a, b in zip(cuts, cuts[1:] + [stop])]
+
+
+def _round_up(nbytes: int) -> str:
+    """A budget string at least ``nbytes``, in two significant figures."""
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if nbytes >= size:
+            value = nbytes / size
+            digits = max(0, 1 - int(np.floor(np.log10(value))))
+            step = 10.0 ** -digits
+            return f"{np.ceil(value / step) * step:.{digits}f}{unit}"
+    return f"{int(nbytes)}B"

@@ -1,0 +1,119 @@
+"""Clusters a call runs on: a user's ``distributed.Client``, a scheduler address, or local clusters
+made on demand (dask-cuda's ``LocalCUDACluster`` for ``gpus=``, dask's ``LocalCluster`` of CPU
+processes for ``workers=``) and kept for the life of the process, so later calls start nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+
+from ooc_graph.errors import JobError, ParameterError
+
+log = logging.getLogger("ooc_graph.runtime")
+
+_LOCAL: dict = {}  # ("gpu", device ids) or ("cpu", workers) -> (cluster, client)
+_LOCK = threading.Lock()
+
+
+def _dask():
+    try:
+        import distributed
+    except ImportError as err:
+        raise JobError("distributed runs need dask and distributed: pip install 'ooc-graph[dask]' "
+                       "(and dask-cuda for several GPUs)") from err
+    return distributed
+
+
+def as_client(client):
+    """A ``distributed.Client`` from a client or a scheduler address (``tcp://host:port``)."""
+    distributed = _dask()
+    if isinstance(client, distributed.Client):
+        return client
+    if isinstance(client, str):
+        try:
+            return distributed.Client(client, timeout="20s")
+        except (OSError, TimeoutError) as err:
+            raise JobError(f"cannot reach the dask scheduler at {client}: {err}") from err
+    raise ParameterError(f"client must be a distributed.Client or a scheduler address (got {type(client).__name__})")
+
+
+def gpu_ids(gpus) -> tuple:
+    """Device ids from ``gpus``: a list of ints, a string ``"0,1"``, ``"all"``, or a count."""
+    from ooc_graph.engine import gpu_available
+    if isinstance(gpus, str):
+        if gpus.strip().lower() == "all":
+            if not gpu_available():
+                raise ParameterError("gpus='all' but CuPy finds no CUDA device")
+            import cupy
+            return tuple(range(cupy.cuda.runtime.getDeviceCount()))
+        try:
+            gpus = [int(g) for g in gpus.split(",") if g.strip()]
+        except ValueError:
+            raise ParameterError(f"gpus must be 'all' or device ids like '0,1' (got {gpus!r})") from None
+    ids = tuple(gpus) if not isinstance(gpus, int) else tuple(range(gpus))
+    if not ids or any(isinstance(g, bool) or not isinstance(g, int) or g < 0 for g in ids) or len(set(ids)) != len(ids):
+        raise ParameterError(f"gpus must be distinct non-negative device ids (got {gpus!r})")
+    return ids
+
+
+def local_gpu_client(gpus):
+    """A client of a ``LocalCUDACluster`` with one worker per GPU in ``gpus`` (made once)."""
+    ids = gpu_ids(gpus)
+    key = ("gpu", ids)
+    with _LOCK:
+        if key not in _LOCAL:
+            try:
+                from dask_cuda import LocalCUDACluster
+            except ImportError as err:
+                raise JobError("several GPUs need dask-cuda: pip install dask-cuda") from err
+            distributed = _dask()
+            os.environ["NCCL_NVLS_ENABLE"] = "0"  # workers inherit it: NVLink multicast stays off
+            cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, ids)), n_workers=len(ids),
+                                       threads_per_worker=2, memory_limit=0, dashboard_address=":0",
+                                       silence_logs=logging.ERROR)
+            _LOCAL[key] = (cluster, distributed.Client(cluster))
+            log.info("started a LocalCUDACluster on GPUs %s", ",".join(map(str, ids)))
+        return _LOCAL[key][1]
+
+
+def local_cpu_client(workers: int):
+    """A client of a ``LocalCluster`` of ``workers`` CPU processes (made once)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParameterError(f"workers must be a positive integer (got {workers!r})")
+    key = ("cpu", workers)
+    with _LOCK:
+        if key not in _LOCAL:
+            distributed = _dask()
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=2, processes=True,
+                                               memory_limit=0, dashboard_address=":0",
+                                               silence_logs=logging.ERROR)
+            _LOCAL[key] = (cluster, distributed.Client(cluster))
+            log.info("started a LocalCluster of %d CPU workers", workers)
+        return _LOCAL[key][1]
+
+
+def release(client=None) -> None:
+    """Free what workers keep between jobs (open stores, their cached chunks on the GPUs and in
+    pinned memory): on ``client``'s workers, or on those of every local cluster this process made."""
+    from .worker import release_all
+    clients = [as_client(client)] if client is not None else [c for _, c in _LOCAL.values()]
+    for c in clients:
+        c.run(release_all)
+
+
+def shutdown() -> None:
+    """Close the local clusters this process started (also done at exit)."""
+    with _LOCK:
+        for cluster, client in _LOCAL.values():
+            try:
+                client.close()
+                cluster.close()
+            except Exception:  # pragma: no cover - closing at exit: nothing left to report to
+                pass
+        _LOCAL.clear()
+
+
+atexit.register(shutdown)

@@ -1,0 +1,311 @@
+"""Submitting a job to a dask cluster, and the handle that follows it.
+
+``submit(client, "pagerank", "g.h5", alpha=0.85)`` returns a :class:`Job` at once: two tasks per
+worker are queued (open the mesh, then run the rank; the second waits on every worker's first),
+and the call never waits on the cluster. ``job.progress()``, ``job.status()``, ``job.result()``
+and ``job.cancel()`` follow it. A worker that dies or fails makes the job fail promptly with a
+:class:`~ooc_graph.errors.JobError` naming the job and the worker.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+import os
+import time
+import uuid
+from pathlib import Path
+
+from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
+
+from . import cluster as _cluster
+from . import worker as _worker
+
+log = logging.getLogger("ooc_graph.runtime")
+# How often result() looks at the scheduler for workers that have gone.
+POLL_SECONDS = 0.5
+_COUNTER = itertools.count(1)
+_SUM = ("passes", "advances", "local_iterations", "back_arcs", "chunks_processed", "chunks_skipped",
+        "arcs_processed", "bytes_read", "bytes_to_device", "bytes_exchanged", "chunks")
+_MAX = ("seconds_reading", "seconds_computing", "seconds_exchanging")
+
+
+def _algorithm(name: str):
+    from ooc_graph.algorithms import ALGORITHMS
+    if name not in ALGORITHMS:
+        raise ParameterError(f"unknown algorithm {name!r} (valid: {', '.join(sorted(ALGORITHMS))})")
+    return ALGORITHMS[name]
+
+
+def _bind(name: str, kwargs: dict) -> dict:
+    """Check ``kwargs`` against the algorithm's own keywords before anything is queued."""
+    fn = _algorithm(name)
+    params = inspect.signature(getattr(fn, "__wrapped__", fn)).parameters
+    unknown = sorted(set(kwargs) - set(params) - {"G"})
+    if unknown:
+        valid = [p for p in params if p not in ("G", "device", "store")]
+        raise ParameterError(f"{name} has no parameter {', '.join(map(repr, unknown))} "
+                             f"(valid: {', '.join(valid)})")
+    missing = [p.name for p in params.values() if p.default is inspect.Parameter.empty
+               and p.name != "G" and p.name not in kwargs]
+    if missing:
+        raise ParameterError(f"{name} needs {', '.join(missing)}")
+    return kwargs
+
+
+def alive_workers(client) -> list:
+    """The cluster's workers now, sorted (asked of the scheduler: the client's cached identity may
+    be refreshed without them at any moment)."""
+    return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
+
+
+_HUB_ADDRESSES: dict = {}  # (scheduler, worker) -> the worker's hub (host, port)
+
+
+def hub_addresses(client, workers: list) -> list:
+    """The hub address of each worker, asked of the workers the first time only."""
+    scheduler = client.scheduler.address
+    missing = [w for w in workers if (scheduler, w) not in _HUB_ADDRESSES]
+    if missing:
+        for w, address in client.run(_worker.hub_address, workers=missing).items():
+            _HUB_ADDRESSES[(scheduler, w)] = tuple(address)
+    return [_HUB_ADDRESSES[(scheduler, w)] for w in workers]
+
+
+def _workers_of(client, workers) -> list:
+    """Worker addresses for a job, sorted (their rank order): all of the cluster's, the first
+    ``workers`` of them, or those listed."""
+    alive = alive_workers(client)
+    if not alive:
+        raise JobError(f"the cluster at {client.scheduler.address} has no workers")
+    if workers is None:
+        return alive
+    if isinstance(workers, int) and not isinstance(workers, bool):
+        if not 1 <= workers <= len(alive):
+            raise ParameterError(f"workers={workers} but the cluster has {len(alive)} workers")
+        return alive[:workers]
+    chosen = sorted(workers)
+    gone = [w for w in chosen if w not in alive]
+    if gone:
+        raise ParameterError(f"not workers of this cluster: {', '.join(gone)} (workers: {', '.join(alive)})")
+    return chosen
+
+
+def _device(client, workers, device: str) -> str:
+    """The device every rank uses: ``auto`` is the GPU only if every worker sees one."""
+    if device not in ("auto", "cpu", "gpu"):
+        raise ParameterError(f"unknown device {device!r} (valid: auto, cpu, gpu)")
+    if device != "auto":
+        return device
+    from ooc_graph.engine import gpu_available
+    seen = client.run(gpu_available, workers=workers)
+    return "gpu" if all(seen.values()) else "cpu"
+
+
+def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto", store=False, **kwargs) -> "Job":
+    """Queue ``algorithm`` on the store ``graph`` (a path every worker can read, or an open
+    Graph) on a dask cluster, and return its :class:`Job` without waiting.
+
+    ``client`` is a ``distributed.Client`` or a scheduler address (``"tcp://host:7786"``);
+    ``workers`` picks the workers (default: all; an int takes that many; or a list of addresses);
+    one GPU per worker (dask-cuda's layout) when ``device`` is ``"gpu"``, or ``"auto"`` and every
+    worker sees a GPU. ``store=True`` (or a name) saves the result into the store from a worker
+    once the job has finished. Other keywords are the algorithm's; ``memory`` and
+    ``device_memory`` are per worker.
+
+    Examples
+    --------
+    >>> job = ooc_graph.submit(client, "pagerank", "/data/twitter.h5", alpha=0.85)  # doctest: +SKIP
+    >>> job.progress()                                                              # doctest: +SKIP
+    {'state': 'running', 'iteration': 7, 'measure': 0.0013, 'seconds': 41.2, ...}
+    >>> job.result().values                                                         # doctest: +SKIP
+    """
+    client = _cluster.as_client(client)
+    kwargs = _bind(algorithm, dict(kwargs))
+    if not (hasattr(graph, "path") or isinstance(graph, (str, os.PathLike))):
+        raise ParameterError(f"graph must be a path to a store or an open Graph (got {type(graph).__name__})")
+    path = str(Path(getattr(graph, "path", graph)).resolve())
+    if store and hasattr(graph, "detach"):
+        graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
+    names = _workers_of(client, workers)
+    spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
+                           path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
+                           store=store, client_host=_worker.host_identity())
+    return Job(client, spec, graph if hasattr(graph, "path") else None)
+
+
+class Job:
+    """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed`` or
+    ``cancelled``; ``progress()`` the latest iteration and convergence measure; ``result()``
+    waits for the result (arrays in host memory); ``cancel()`` stops every worker at its next
+    iteration."""
+
+    def __init__(self, client, spec, graph=None):
+        self.client, self.spec, self.graph = client, spec, graph
+        self.id = spec.job_id
+        self.t0 = time.perf_counter()
+        self._cancelled = False
+        self._result = None
+        self._error = None  # the exception result() raised, raised again by later calls
+        addresses = hub_addresses(client, spec.workers)
+        self.futures = [client.submit(_worker.run_rank, spec, rank, addresses, workers=[w], pure=False,
+                                      allow_other_workers=False, key=f"ooc-graph-{self.id}-{rank}")
+                        for rank, w in enumerate(spec.workers)]
+
+    def __repr__(self):
+        return f"<ooc_graph.Job {self.id} on {len(self.spec.workers)} workers: {self.status()}>"
+
+    @property
+    def _all(self):
+        return self.futures
+
+    def status(self) -> str:
+        if self._cancelled or isinstance(self._error, JobCancelled):
+            return "cancelled"
+        if self._error is not None or any(f.status in ("error", "lost") for f in self._all):
+            return "failed"
+        if all(f.status == "finished" for f in self.futures):
+            return "finished"
+        record = self.progress()
+        return "running" if record and record.get("state") == "running" else "pending"
+
+    def progress(self) -> dict | None:
+        """Rank 0's latest record: ``state``, ``iteration``, ``measure`` (residual, or vertices
+        changed), ``seconds``; ``None`` before rank 0 has started."""
+        try:
+            got = self.client.run(_worker.job_progress, self.id, workers=self.spec.workers[:1], on_error="return")
+        except Exception:  # the worker is gone: result() reports that
+            return None
+        record = next(iter(got.values()), None)
+        return record if isinstance(record, dict) else None
+
+    def cancel(self) -> None:
+        """Stop the job: every rank stops at its next convergence report and frees its worker."""
+        self._cancelled = True
+        self.client.run(_worker.cancel_job, self.id, workers=self.spec.workers, on_error="ignore")
+
+    def _workers_gone(self) -> list:
+        alive = set(alive_workers(self.client))
+        return [w for w in self.spec.workers if w not in alive]
+
+    def _fail(self, err: BaseException, worker: str | None = None):
+        try:
+            self._raise(err, worker)
+        except BaseException as raised:
+            self._error = raised
+            raise
+
+    def _raise(self, err: BaseException, worker: str | None):
+        for f in self._all:
+            f.cancel()
+        for path in _worker.shared_files(self.id):  # results rank 0 left for us (same host)
+            os.unlink(path)
+        gone = set(self._workers_gone())
+        self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
+                        on_error="ignore")
+        where = f" on worker {worker}" if worker else ""
+        if self._cancelled or isinstance(err, JobCancelled):
+            raise JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled") from None
+        if isinstance(err, OocGraphError) and not isinstance(err, JobError):
+            raise err  # the user's error (a bad source, a budget too small): as a local call raises it
+        raise JobError(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) failed{where}: {err}") from err
+
+    def result(self, timeout: float | None = None):
+        """Wait for the result (rank 0's, arrays in host memory) and return it; raises
+        :class:`JobError` naming the worker if one died or failed, :class:`JobCancelled` after
+        :meth:`cancel`, and ``TimeoutError`` after ``timeout`` seconds."""
+        if self._result is not None:
+            return self._result
+        if self._error is not None:
+            raise self._error
+        from distributed import wait
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            # A rank that fails makes the others fail at once (their mesh closes), so waiting
+            # for all of them returns promptly; a dead worker's rank never returns: the poll
+            # below notices the worker is gone.
+            try:
+                wait(self.futures, timeout=POLL_SECONDS)
+            except TimeoutError:
+                pass
+            if any(f.status == "error" for f in self.futures):
+                self._fail(*self._root_cause())
+            if self._done():
+                break
+            if self._cancelled:
+                self._fail(JobCancelled(self.id))
+            gone = self._workers_gone()
+            if gone:
+                self._fail(JobError(f"worker {', '.join(gone)} died"), gone[0])
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {self.id} did not finish within {timeout} s")
+        parts = self.client.gather(self.futures)
+        self._result = _combine(parts, time.perf_counter() - self.t0, self.graph)
+        return self._result
+
+    def _root_cause(self):
+        """The failure to report, and its worker: a rank's own error rather than the others'
+        "peer closed its connection" that followed it (given a moment to arrive)."""
+        deadline = time.monotonic() + 2 * POLL_SECONDS
+        while True:
+            failed = [(f.exception(), w) for f, w in zip(self.futures, self.spec.workers) if f.status == "error"]
+            own = [(e, w) for e, w in failed if not isinstance(e, JobError)]
+            if own or time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
+                return (own or failed)[0]
+            time.sleep(0.05)
+
+    def _done(self) -> bool:
+        return all(f.status == "finished" for f in self.futures)
+
+
+def _combine(parts: list, seconds: float, graph):
+    """Rank 0's result, with the counters of every rank added up and each rank's summary."""
+    result = parts[0]["result"]
+    for name, array in result.arrays().items():
+        if isinstance(array, _worker.SharedArray):
+            setattr(result, name, array.load())
+    ranks = [p["summary"] for p in parts]
+    stats = dict(result.stats)
+    for key in _SUM:
+        stats[key] = sum(r["stats"].get(key, 0) for r in ranks)
+    for key in _MAX:
+        stats[key] = max(r["stats"].get(key, 0.0) for r in ranks)
+    stats["ranks"] = ranks
+    stats["workers"] = len(ranks)
+    result.stats = stats
+    result.seconds = seconds  # the whole call, as the client waited for it
+    result.graph = graph
+    saved = ranks[0].get("saved")
+    if saved:
+        result.saved = saved
+    return result
+
+
+def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, workers=None):
+    """An algorithm call with ``gpus=``, ``client=`` or ``workers=``: the same call as a job on a
+    cluster (made on first use and kept), waited for; the result saved by this process."""
+    given = [name for name, v in (("gpus", gpus), ("client", client), ("workers", workers)) if v is not None]
+    if len(given) > 1:
+        raise ParameterError(f"give one of gpus=, client= or workers= (got {', '.join(given)})")
+    device = kwargs.pop("device", "auto")
+    store = kwargs.pop("store", False)
+    if gpus is not None:
+        if device not in ("auto", "gpu"):
+            raise ParameterError(f"gpus= runs on GPUs; device={device!r} contradicts it")
+        client, device, picked = _cluster.local_gpu_client(gpus), "gpu", None
+    elif workers is not None:
+        if device not in ("auto", "cpu"):
+            raise ParameterError(f"workers= starts CPU workers; device={device!r} contradicts it (use gpus=)")
+        client, device, picked = _cluster.local_cpu_client(workers), "cpu", None
+    else:
+        picked = None
+    from ooc_graph.algorithms._common import as_graph
+    graph = as_graph(G)
+    t0 = time.perf_counter()
+    job = submit(client, algorithm, graph, workers=picked, device=device, **kwargs)
+    job.t0 = t0
+    result = job.result()
+    if store:
+        result.save(store if isinstance(store, str) else None)
+    return result

@@ -1,0 +1,256 @@
+"""What runs on each worker of a distributed job: one long-lived task per worker (a rank).
+
+A job is one task per worker, :func:`run_rank`: it connects the job's TCP mesh through the
+workers' hubs (:func:`hub_address`, learned once per worker by the client) and, on GPUs, an NCCL
+communicator, opens the store, takes the sub-graphs the plan gives it and runs the algorithm's
+unchanged code with an engine placed on that share. The whole iteration loop runs
+here: nothing per iteration goes through the client or the scheduler.
+
+The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
+runs on the workers with ``Client.run`` (on the worker's event loop, beside the task).
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+
+from ooc_graph.engine.exchange import Placement, placed
+from ooc_graph.errors import JobCancelled
+
+from . import mesh as _mesh
+from .partition import plan
+
+log = logging.getLogger("ooc_graph.runtime")
+# Rank 0 refreshes the job's progress record at most this often.
+PROGRESS_SECONDS = 0.2
+# Progress records of this many recent jobs are kept per worker.
+KEEP_JOBS = 256
+
+_GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
+_PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
+_CANCELLED: set = set()  # job ids the client cancelled
+_LOCK = threading.Lock()
+# Results travel from rank 0 to a client on the same host as files here, mapped, not copied.
+SHARED_DIR = Path("/dev/shm")
+
+
+def host_identity() -> str:
+    """This machine, as far as shared memory goes: host name and boot id."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    """A result array rank 0 left in shared memory for a client on the same host."""
+
+    path: str
+
+    def load(self) -> np.ndarray:
+        """Map the array and remove its name (the mapping keeps the memory while it lives)."""
+        try:
+            return np.load(self.path, mmap_mode="r+")
+        finally:
+            os.unlink(self.path)
+
+
+def shared_files(job_id: str) -> list:
+    return glob.glob(str(SHARED_DIR / f"ooc-graph-{job_id}-*.npy"))
+
+
+def _shared_allocator(job_id: str):
+    count = [0]
+
+    def empty(shape, dtype):
+        path = SHARED_DIR / f"ooc-graph-{job_id}-{count[0]}.npy"
+        count[0] += 1
+        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    return empty
+
+
+@dataclass
+class JobSpec:
+    """Everything a rank needs: the algorithm, the store, its keyword arguments, the workers."""
+
+    job_id: str
+    algorithm: str
+    path: str
+    kwargs: dict
+    workers: list            # worker addresses in rank order
+    device: str              # "cpu" or "gpu", the same on every rank
+    store: object = False    # save the result from rank 0 (True, or a result name)
+    client_host: str = ""    # the client's host_identity(): results in shared memory if it is ours
+
+
+def _worker_address() -> str:
+    from distributed import get_worker
+    return get_worker().address
+
+
+def _hub():
+    return _mesh.hub(urlparse(_worker_address()).hostname or "127.0.0.1")
+
+
+def hub_address(dask_worker=None):
+    """``(host, port)`` of this worker's hub (run by the client with ``Client.run``)."""
+    host = urlparse(dask_worker.address if dask_worker is not None else _worker_address()).hostname or "127.0.0.1"
+    return _mesh.hub(host).address
+
+
+def _checkout(path: str):
+    """An open Graph of the store at ``path`` for one job: an idle one kept from earlier jobs (its
+    engines keep their caches) unless the store has been replaced, else a new one. Jobs running
+    at once on this worker never share a Graph, so never an engine."""
+    from ooc_graph.store import open_graph
+    while True:
+        with _LOCK:
+            idle = _GRAPHS.get(path, [])
+            g = idle.pop() if idle else None
+        if g is None:
+            return open_graph(path)
+        try:
+            g._h5  # noqa: B018 - reopens, and refuses a replaced file
+            return g
+        except Exception:
+            g.close()
+
+
+def _checkin(path: str, g) -> None:
+    g.detach()
+    with _LOCK:
+        _GRAPHS.setdefault(path, []).append(g)
+
+
+def run_rank(spec: JobSpec, rank: int, addresses: list):
+    """The task of rank ``rank``: the whole job on this worker. Rank 0 returns the result (arrays
+    in host memory); every rank returns its run statistics."""
+    from ooc_graph.algorithms import ALGORITHMS
+
+    t0 = time.perf_counter()
+    size = len(addresses)
+    m = _mesh.Mesh(spec.job_id, rank, addresses, _hub(), names=spec.workers,
+                   abort=lambda: spec.job_id in _CANCELLED)
+    comm = graph = None
+    timing = {"mesh": time.perf_counter() - t0}
+    try:
+        graph = _checkout(spec.path)
+        parts = plan(graph, size)
+        ranges = [p.vertices for p in parts]
+        if spec.device == "gpu":
+            from .nccl import NcclComm
+            comm = NcclComm(m, ranges, key=tuple(spec.workers))
+        else:
+            from .host import HostComm
+            comm = HostComm(m, ranges)
+        timing["setup"] = time.perf_counter() - t0
+        part = parts[rank]
+        shared = rank == 0 and spec.client_host == host_identity() and SHARED_DIR.is_dir() \
+            and os.access(SHARED_DIR, os.W_OK)
+        placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
+                              on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
+                              host_empty=_shared_allocator(spec.job_id) if shared else None)
+        kwargs = dict(spec.kwargs, device=spec.device)
+        with placed(placement):
+            result = ALGORITHMS[spec.algorithm](graph, **kwargs)
+        timing["algorithm"] = time.perf_counter() - t0
+        comm.barrier()
+        graph.detach()  # no worker holds the file: the result can be written into it
+        comm.barrier()
+        where = None
+        if rank == 0 and spec.store:
+            result.graph = graph
+            where = result.save(spec.store if isinstance(spec.store, str) else None)
+            graph.detach()
+        result.graph = None
+        for name, array in result.arrays().items():  # the client maps these instead of receiving them
+            if isinstance(array, np.memmap) and Path(array.filename).parent == SHARED_DIR:
+                array.flush()
+                setattr(result, name, SharedArray(str(array.filename)))
+        summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
+                   "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
+                   "seconds": result.seconds, "saved": where,
+                   "timing": dict(timing, total=time.perf_counter() - t0)}
+        if rank == 0:
+            _progress(spec.job_id, state="finished")
+            return {"summary": summary, "result": result}
+        return {"summary": summary}
+    except BaseException as err:
+        for path in shared_files(spec.job_id) if rank == 0 else []:
+            os.unlink(path)
+        if isinstance(err, JobCancelled) and rank == 0:
+            _progress(spec.job_id, state="cancelled")
+        if spec.device == "gpu":
+            from .nccl import drop
+            drop(tuple(spec.workers), abort=True)
+        raise
+    finally:
+        m.close()  # on failure, the other ranks see the connection close at once
+        if graph is not None:
+            _checkin(spec.path, graph)
+
+
+def _reporter(spec: JobSpec, rank: int):
+    """Rank 0's ``on_report``: keep the latest iteration and measure for :func:`job_progress`."""
+    if rank != 0:
+        return None
+    t0, last = time.monotonic(), [0.0]
+    _progress(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
+
+    def report(iteration, measure):
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            _progress(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
+    return report
+
+
+def _progress(job_id: str, **fields) -> None:
+    with _LOCK:
+        _PROGRESS[job_id] = {**_PROGRESS.pop(job_id, {}), **fields, "pid": os.getpid()}
+        while len(_PROGRESS) > KEEP_JOBS:
+            _PROGRESS.pop(next(iter(_PROGRESS)))
+
+
+def job_progress(job_id: str) -> dict | None:
+    """The progress record of ``job_id`` on this worker (run by the client with ``Client.run``)."""
+    with _LOCK:
+        record = _PROGRESS.get(job_id)
+        return None if record is None else dict(record)
+
+
+def cancel_job(job_id: str) -> None:
+    """Ask ``job_id``'s ranks on this worker to stop at their next convergence report."""
+    with _LOCK:
+        _CANCELLED.add(job_id)
+
+
+def forget_job(job_id: str) -> None:
+    with _LOCK:
+        _PROGRESS.pop(job_id, None)
+        _CANCELLED.discard(job_id)
+    for h in list(_mesh._HUBS.values()):
+        h.forget(job_id)
+
+
+def release_all() -> int:
+    """Free every cached store's engines on this worker (device and pinned memory); returns how
+    many stores were open."""
+    with _LOCK:
+        graphs = [g for idle in _GRAPHS.values() for g in idle]
+        _GRAPHS.clear()
+    for g in graphs:
+        g.close()
+    return len(graphs)

@@ -1,0 +1,231 @@
+"""The distributed runtime on a dask LocalCluster of CPU worker processes (what CI runs), and on
+several GPUs where there are (``multigpu``): every algorithm gives the single-process answer on
+2 and 3 workers, jobs report progress, cancel, and fail promptly when a worker dies."""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import ooc_graph
+from ooc_graph.engine import core
+from ooc_graph.errors import JobCancelled, JobError, ParameterError
+from ooc_graph.runtime import plan
+
+from conftest import edge_array, random_edges
+from test_ldbc import CASES as LDBC_CASES
+from test_ldbc import read_expected
+
+distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.timeout(300)
+ALGORITHMS = [("pagerank", {"tol": 1e-12, "max_iter": 10_000}), ("bfs", {"source": None}),
+              ("sssp", {"source": None}), ("wcc", {})]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=3, threads_per_worker=2, processes=True, memory_limit=0,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def same(local, dist, algo):
+    assert dist.iterations >= 1 or local.iterations == 0
+    for name, a in local.arrays().items():
+        b = dist.arrays()[name]
+        if algo == "pagerank":
+            assert np.abs(a - b).sum() <= 1e-12, name
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)  # depths, parents, labels: bit for bit
+
+
+def test_plan_is_contiguous_and_balanced(tmp_path):
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 12, 8, seed=1, interval_size=64, progress=False)
+    for parts in (1, 2, 3, 5, 64, 100):
+        p = plan(G, parts)
+        assert p[0].arcs[0] == 0 and p[-1].arcs[1] == G.num_arcs and p[-1].vertices[1] == G.num_vertices
+        assert all(a.arcs[1] == b.arcs[0] and a.vertices[1] == b.vertices[0] for a, b in zip(p, p[1:]))
+        if parts <= 5:  # 64 intervals of ~1,000 arcs: shares within an interval of the ideal
+            ideal = G.num_arcs / parts
+            assert max(abs(x.num_arcs - ideal) for x in p) < 2 * G.num_arcs / 64
+    with pytest.raises(ParameterError):
+        plan(G, 0)
+
+
+SEEDS = range(10)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_graphs_match_one_process(client, tmp_path, seed, size):
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(2, 300))
+    src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 5 * n)), weighted=seed % 2 == 0)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed % 3 != 0, num_vertices=n,
+                          interval_size=[4, 16, 64][seed % 3], chunk_arcs=[8, 50, 1000][seed % 3], progress=False)
+    memory = [None, "12KiB", "40KiB"][seed % 3]  # tiny budgets: every worker streams its chunks
+    s = int(rng.integers(0, n))
+    for algo, kw in ALGORITHMS:
+        kw = {k: (s if k == "source" else v) for k, v in kw.items()}
+        local = getattr(ooc_graph, algo)(G, device="cpu", memory=memory, **kw)
+        job = ooc_graph.submit(client, algo, G, workers=size, memory=memory, **kw)
+        dist = job.result(timeout=120)
+        same(local, dist, algo)
+        assert dist.stats["workers"] == size and dist.device == "cpu"
+        if algo in ("pagerank", "wcc") and G.num_arcs and size > 1:
+            assert dist.stats["bytes_exchanged"] > 0
+
+
+def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch):
+    """A mesh (high diameter): frontier advances split across workers, and asynchronous passes
+    over streamed chunks, give the one-process depths and parents."""
+    G = ooc_graph.generate.grid(tmp_path / "m.h5", 40, 12, weighted=True, interval_size=32, chunk_arcs=64,
+                                progress=False)
+    for execution in ("sync", "async"):
+        local = ooc_graph.sssp(G, 5, device="cpu", execution=execution)
+        dist = ooc_graph.submit(client, "sssp", G, workers=3, source=5, execution=execution,
+                                memory="30KiB").result(timeout=120)
+        same(local, dist, "sssp")
+    local = ooc_graph.bfs(G, 0, device="cpu")
+    dist = ooc_graph.submit(client, "bfs", G, workers=2, source=0).result(timeout=120)
+    same(local, dist, "bfs")
+    assert dist.stats["advances"] > 0  # small frontiers went over the CSR, split between the ranks
+
+
+@pytest.mark.parametrize("case,inp,fmt,directed,algo,params,expected", LDBC_CASES, ids=[c[0] for c in LDBC_CASES])
+def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fmt, directed, algo, params, expected):
+    ldbc = data_dir / "ldbc"
+    G = ooc_graph.convert(ldbc / inp, tmp_path / "g.h5", format=fmt, directed=directed, weighted=(algo == "sssp"),
+                          weight_dtype="float64", interval_size=2, chunk_arcs=4, progress=False)
+    r = ooc_graph.submit(client, algo, G, workers=3, **params).result(timeout=120)
+    want = read_expected(ldbc / expected)
+    got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "pagerank": "values"}[algo])
+    assert set(got) == set(want)
+    for v, text in want.items():
+        if algo in ("bfs", "wcc"):
+            assert got[v] == int(text), v
+        elif algo == "sssp":
+            assert got[v] == pytest.approx(float(text), rel=1e-9) if text != "Infinity" else np.isinf(got[v]), v
+        else:
+            assert got[v] == pytest.approx(float(text), rel=1e-6), v
+
+
+def test_algorithm_keywords_and_results_in_the_store(client, tmp_path):
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 9, 8, seed=4, progress=False)
+    local = ooc_graph.pagerank(G, device="cpu")
+    r = ooc_graph.pagerank(G, client=client, store="pr_dist")  # client=: the same call on the cluster
+    same(local, r, "pagerank")
+    assert r.graph is G and "pr_dist" in G.results()
+    job = ooc_graph.submit(client, "wcc", G, store=True)  # saved by rank 0 on a worker; G lets go of the file
+    labels = job.result(timeout=120).labels
+    G.close()
+    G = ooc_graph.open(G.path)
+    np.testing.assert_array_equal(G.load_result("wcc")["labels"], labels)
+    assert job.status() == "finished" and job.progress()["state"] == "finished"
+
+
+def test_workers_keyword_starts_a_local_cluster(tmp_path):
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0], [3, 4]]), tmp_path / "g.h5", interval_size=2,
+                          progress=False)
+    r = ooc_graph.wcc(G, workers=2)
+    assert r.labels.tolist() == [0, 0, 0, 3, 3] and r.stats["workers"] == 2
+    assert ooc_graph.bfs(G, 0, workers=2).depth.tolist()[:3] == [0, 1, 2]  # the cluster is kept: no new start
+    with pytest.raises(ParameterError, match="contradicts"):
+        ooc_graph.wcc(G, workers=2, device="gpu")
+    with pytest.raises(ParameterError, match="one of"):
+        ooc_graph.wcc(G, workers=2, gpus=[0])
+
+
+def test_bad_parameters_fail_before_or_like_a_local_call(client, tmp_path):
+    G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
+    with pytest.raises(ParameterError, match="no parameter 'alpha'"):
+        ooc_graph.submit(client, "bfs", G, source=0, alpha=0.5)
+    with pytest.raises(ParameterError, match="needs source"):
+        ooc_graph.submit(client, "bfs", G)
+    with pytest.raises(ParameterError, match="unknown algorithm"):
+        ooc_graph.submit(client, "nope", G)
+    with pytest.raises(ParameterError, match="not in the graph"):  # raised on the workers, as locally
+        ooc_graph.submit(client, "bfs", G, source=7).result(timeout=120)
+    with pytest.raises(ParameterError, match="workers=9"):
+        ooc_graph.submit(client, "wcc", G, workers=9)
+
+
+@pytest.fixture(scope="module")
+def slow_graph(tmp_path_factory):
+    """A graph whose PageRank, held to an unreachable tolerance, runs until stopped."""
+    return ooc_graph.generate.rmat(tmp_path_factory.mktemp("s") / "slow.h5", 11, 8, seed=7, interval_size=128,
+                                   chunk_arcs=1024, progress=False)
+
+
+def _running(job, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        p = job.progress()
+        if p and p.get("iteration", 0) >= 2:
+            return p
+        time.sleep(0.1)
+    raise AssertionError(f"job never ran: {job.status()}")
+
+
+def test_progress_and_cancel(client, slow_graph):
+    job = ooc_graph.submit(client, "pagerank", slow_graph, workers=2, tol=1e-300, max_iter=10**9, memory="200KiB")
+    p = _running(job)
+    assert job.status() == "running" and p["measure"] > 0 and p["seconds"] > 0
+    job.cancel()
+    t = time.monotonic()
+    with pytest.raises(JobCancelled, match=job.id):
+        job.result(timeout=60)
+    assert time.monotonic() - t < 20 and job.status() == "cancelled"
+    # The workers are free again: the next job runs.
+    assert ooc_graph.submit(client, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
+
+
+def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    try:
+        job = ooc_graph.submit(c, "pagerank", slow_graph, tol=1e-300, max_iter=10**9, store=True,
+                               memory="200KiB")
+        _running(job)
+        victim = job.spec.workers[1]
+        pid = c.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        t = time.monotonic()
+        with pytest.raises(JobError) as err:
+            job.result(timeout=60)
+        assert time.monotonic() - t < 30
+        assert job.id in str(err.value) and (victim in str(err.value) or "rank 1" in str(err.value))
+        assert job.status() == "failed"
+    finally:
+        c.close()
+        cluster.close()
+    G = ooc_graph.open(slow_graph.path)  # still readable, and no result was half-written
+    assert "pagerank" not in G.results() and not any(r.startswith(".") for r in G.results())
+    assert G.num_arcs == slow_graph.num_arcs
+    G.close()
+
+
+@pytest.mark.multigpu
+@pytest.mark.parametrize("seed", range(4))
+def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
+    """Several GPUs (dask-cuda, NCCL): the one-process GPU answers, with budgets that stream."""
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION][seed % 2])
+    rng = np.random.default_rng(900 + seed)
+    n = int(rng.integers(50, 3000))
+    src, dst, w = random_edges(rng, n=n, m=8 * n, weighted=seed % 2 == 0)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed < 2, num_vertices=n,
+                          interval_size=128, chunk_arcs=2048, progress=False)
+    s = int(rng.integers(0, n))
+    for algo, kw in ALGORITHMS:
+        kw = {k: (s if k == "source" else v) for k, v in kw.items()}
+        local = getattr(ooc_graph, algo)(G, device="gpu", **kw)
+        for budget in (None, 5 * 8 * n + n + 3 * 2048 * 12):
+            dist = getattr(ooc_graph, algo)(G, gpus=[0, 1], device_memory=budget, **kw)
+            same(local, dist, algo)
+            assert dist.device == "gpu" and dist.stats["workers"] == 2
