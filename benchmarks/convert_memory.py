@@ -29,8 +29,8 @@ from ooc_graph._memory import parse_size  # noqa: E402
 RUNS = [  # (input, budget or None for the default, extra options)
     ("rmat21.bin32", "128MB", []), ("rmat21.bin32", "256MB", []), ("rmat21.bin32", "512MB", []),
     ("rmat20.bin32", None, []), ("rmat20.bin32", "256MB", []),
-    ("rmat20w.txt", "256MB", ["--directed", "false"]), ("rmat20w.txt", "512MB", ["--directed", "false"]),
-    ("rmat20w.txt", "256MB", ["--directed", "false", "--augment", "--weight-dtype", "float64"]),
+    ("rmat20w.txt", "256MB", ["--undirected"]), ("rmat20w.txt", "512MB", ["--undirected"]),
+    ("rmat20w.txt", "256MB", ["--undirected", "--augment", "--weight-dtype", "float64"]),
 ]
 
 
