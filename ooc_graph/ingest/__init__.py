@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         src = _python_source(source, directed)
         description = f"python:{type(source).__name__}"
 
+    started = time.perf_counter()
     chunks = iter(src.chunks)
     first = next(chunks, None)
     has_weights = src.weighted if src.weighted is not None else (first is not None and first[2] is not None)
@@ -160,6 +162,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
                       workers=workers, augment=augment, overwrite=overwrite) as builder:
+        builder._t0 = started  # the build's seconds include reading the first chunk
         bar = progress_bar(total=src.size, unit=src.unit, desc="reading", disable=not progress)
         done = 0
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
@@ -169,5 +172,6 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                 bar.update(now - done)
                 done = now
         bar.close()
+        builder.stages.add("parse", time.perf_counter() - started - builder.stages.seconds.get("add", 0.0))
         builder.finish()
     return open_graph(out)

@@ -34,6 +34,7 @@ from . import buckets as B
 from . import footprint as M
 from .output import check_output, write_failure
 from .scratch import Spill, TermGuard, make_scratch, remove_stale
+from .stages import Stages
 
 log = logging.getLogger("ooc_graph.ingest")
 
@@ -94,6 +95,7 @@ class GraphBuilder:
         self._unique_total = 0
         self._min = None
         self._max = None
+        self.stages = Stages()
         self._t0 = time.perf_counter()
 
     @staticmethod
@@ -111,6 +113,10 @@ class GraphBuilder:
     # -- input ----------------------------------------------------------------------------------
     def add(self, src, dst, weight=None, *, locate=None) -> None:
         """Add a chunk of edges. ``locate(i)`` → ``(path, line)`` of edge i, for error messages."""
+        with self.stages("add"):
+            self._add(src, dst, weight, locate)
+
+    def _add(self, src, dst, weight, locate) -> None:
         src = np.asarray(src)
         dst = np.asarray(dst)
         if src.shape != dst.shape or src.ndim != 1:
@@ -214,10 +220,25 @@ class GraphBuilder:
             return max(len(ids), self.num_vertices or 0), None
         return len(ids), ids
 
+    @staticmethod
+    def _lookup_table(labels, id_dtype, room: int):
+        """(table, first id) mapping original ids to 0..n-1 by index, where the ids' span fits
+        ``room`` bytes; else (None, 0) and ids are mapped by binary search (several times slower)."""
+        if labels is None or not len(labels):
+            return None, 0
+        base, span = int(labels[0]), int(labels[-1]) - int(labels[0]) + 1
+        if span * id_dtype.itemsize > room:
+            return None, 0
+        lut = np.zeros(span, id_dtype)
+        lut[labels - base] = np.arange(len(labels), dtype=id_dtype)
+        return lut, base
+
     def _mapped(self, step, id_dtype):
         """Spill chunks as internal arcs in ``id_dtype``: ids mapped, self-loops dropped, symmetrised."""
         for src, dst, w in self._spill.read(step, wide=self._label_map is not None):
-            if self._label_map is not None:
+            if self._lut is not None:  # a gather: ids span little more than the vertices
+                src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
+            elif self._label_map is not None:
                 src = np.searchsorted(self._label_map, src).astype(id_dtype)
                 dst = np.searchsorted(self._label_map, dst).astype(id_dtype)
             else:
@@ -263,22 +284,27 @@ class GraphBuilder:
             self._close(exc)
 
     def _finish(self) -> Path:
-        n, labels = self._settle_ids()
+        with self.stages("ids"):
+            n, labels = self._settle_ids()
         M.check_vertices(n, self.memory)
         self._label_map = labels
         data = M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * n
+        narrow = n <= _INT32_MAX + 1
+        sdt = np.dtype(np.int32 if narrow else np.int64)
+        self._lut, self._lut_base = self._lookup_table(labels, sdt, data // 4)
+        data -= 0 if self._lut is None else self._lut.nbytes
         # Symmetrising doubles a spill chunk on its way to the buckets.
         read_step = max(1024, data // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
         bounds = interval_bounds(n, self.interval_size)
         size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
         k = len(bounds) - 1
         ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
-        narrow, wdt = n <= _INT32_MAX + 1, self.weight_dtype
-        sdt = np.dtype(np.int32 if narrow else np.int64)
+        wdt = self.weight_dtype
         total_in = self._spill.count * (1 if self.directed else 2)
         bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
 
         # Pass 1: degrees (before deduplication) decide the buckets.
+        t = time.perf_counter()
         in_counts = np.zeros(n, np.int64)
         out_counts = np.zeros(n, np.int64)
         for src, dst, _ in self._mapped(read_step, sdt):
@@ -295,8 +321,10 @@ class GraphBuilder:
         in_edges = B.bucket_bounds(in_counts, bounds, limit)
         out_edges = B.bucket_bounds(out_counts, bounds, limit) if self.directed else None
         del in_counts, out_counts
+        self.stages.add("degrees", time.perf_counter() - t)
 
         # Pass 2: scatter arcs into bucket spills.
+        t = time.perf_counter()
         in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt) for b in range(len(in_edges) - 1)]
         out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt) for b in range(len(out_edges) - 1)]
                        if self.directed else [])
@@ -308,6 +336,7 @@ class GraphBuilder:
             del src, dst, w
         bar.close()
         self._spill.remove()  # everything is in the buckets now
+        self.stages.add("scatter", time.perf_counter() - t)
 
         out = AtomicFile(self.path)
         try:
@@ -373,9 +402,10 @@ class GraphBuilder:
             stats["self_loops"] += facts["self_loops"]
             stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
             stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
-            cel_parts.send((lo, hi, blocks))
-            if back is not None:
-                aug_parts.send((lo, hi, back))
+            with self.stages("cel"):
+                cel_parts.send((lo, hi, blocks))
+                if back is not None:
+                    aug_parts.send((lo, hi, back))
             del blocks, back  # not held while the next bucket is sorted
         write_array(h5, F.CSR.format(side=in_side, part="indptr"), B.indptr(in_degree))
         write_array(h5, F.IN_DEGREE, in_degree)
@@ -387,7 +417,8 @@ class GraphBuilder:
             for lo, hi, back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w,
                                                step_bar, augmentation if aug is not None else None):
                 if back is not None:
-                    aug_parts.send((lo, hi, back))
+                    with self.stages("cel"):
+                        aug_parts.send((lo, hi, back))
                 del back
             write_array(h5, F.CSR.format(side="out", part="indptr"), B.indptr(out_degree))
             write_array(h5, F.OUT_DEGREE, out_degree)
@@ -400,6 +431,7 @@ class GraphBuilder:
             h5[F.OUT_DEGREE] = h5py.SoftLink("/" + F.IN_DEGREE)
         step_bar.close()
 
+        t = time.perf_counter()
         write_array(h5, F.CEL_INTERVALS, bounds)
         _, bdst, blen = cel.finish((F.CEL_BLOCK_SRC, F.CEL_BLOCK_DST, F.CEL_BLOCK_OFFSETS))
         write_array(h5, F.CEL_SUBGRAPH_BLOCKS, np.searchsorted(bdst, np.arange(k + 1)).astype(np.int64))
@@ -409,6 +441,7 @@ class GraphBuilder:
             write_array(h5, F.LABELS, labels.astype(np.int64))
         h5.create_group(F.RESULTS)
 
+        self.stages.add("tables", time.perf_counter() - t)
         loops = stats["self_loops"]
         num_edges = num_arcs if self.directed else (num_arcs - loops) // 2 + loops
         seconds = time.perf_counter() - self._t0
@@ -429,6 +462,7 @@ class GraphBuilder:
                 "input_edges_per_second": round(self._spill.count / max(seconds, 1e-9)),
                 "drop_self_loops": self.drop_self_loops, "dedupe": self.dedupe,
                 "memory": self.memory, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "workers": self._sorters, "stages": self.stages.report(),
             }),
         }
         h5.attrs.update(attrs)
@@ -442,16 +476,26 @@ class GraphBuilder:
         columns, weights)`` of each bucket (computed on the worker; weights in the stored type)."""
         def sort(b):
             lo, hi = int(edges[b]), int(edges[b + 1])
-            rows, cols, w = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
-                                          id_dtype=indices.dtype)
-            laid = None if lay_out is None else lay_out(rows, cols, w)
-            return lo, hi, B.degrees(rows, lo, hi), cols, w, laid
+            with self.stages("sort"):
+                rows, cols, w = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
+                                              id_dtype=indices.dtype)
+            with self.stages("layout"):
+                laid = None if lay_out is None else lay_out(rows, cols, w)
+                return lo, hi, B.degrees(rows, lo, hi), cols, w, laid
 
-        for lo, hi, deg, cols, w, laid in ordered_map(sort, range(len(buckets)), self._sorters):
+        results = ordered_map(sort, range(len(buckets)), self._sorters)
+        while True:
+            with self.stages("wait"):
+                item = next(results, None)
+            if item is None:
+                break
+            lo, hi, deg, cols, w, laid = item
+            del item
             degree[lo:hi] = deg
-            append(indices, cols)
-            if w is not None:
-                append(weights, w)
+            with self.stages("csr"):
+                append(indices, cols)
+                if w is not None:
+                    append(weights, w)
             del deg, cols, w
             bar.update(1)
             yield lo, hi, laid
