@@ -56,3 +56,42 @@ def test_stages_are_recorded(tmp_path):
         stages = G.built_by["stages"]
     assert {"parse", "add", "ids", "degrees", "scatter", "sort", "csr", "cel"} <= stages.keys()
     assert all(v >= 0 for v in stages.values())
+
+
+PLAIN_TEXTS = [
+    "0 1\n1 2\n2 0\n",
+    "# SNAP header\n# Nodes: 3\n\n0\t1\n1\t2\n2\t0\n",
+    "0 1\r\n1 2\r\n\r\n2 0",
+    "  0   1  \n\n1 2\n   \n-5 7\n",
+    "0 1 0.5\n1 2 1e-3\n2 0 7\n",
+    "% c\n1e3 2 0.25\n3 4 1\n",          # a float id: loadtxt refuses it, the Block reads 1000
+    "0 1\n1 2\n# a comment in the middle\n2 0\n",
+    "9223372036854775807 0\n-9223372036854775808 1\n",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_TEXTS)
+def test_plain_blocks_read_as_the_precise_reader_does(tmp_path, monkeypatch, text):
+    """``numpy.loadtxt`` on plain blocks gives the edges the line-by-line Block reader gives."""
+    from ooc_graph.ingest import formats
+
+    path = tmp_path / "e.txt"
+    path.write_text(text)
+
+    def chunks():
+        src = formats.read_edgelist(path, {"block_bytes": 16})
+        return [(s.tolist(), d.tolist(), None if w is None else w.tolist()) for s, d, w, _ in src.chunks]
+    fast = chunks()
+    monkeypatch.setattr(formats, "parse_plain", lambda *a: None)
+    assert fast == chunks()
+
+
+@pytest.mark.parametrize("text,line", [
+    ("# h\n\n0 1 0.5\n1 2 1e300\n", 4),      # a weight float32 cannot hold, found by the builder
+    ("0 1\n\n\n1 5\n", 4),                    # an id outside num_vertices
+])
+def test_plain_blocks_name_the_line(tmp_path, text, line):
+    path = tmp_path / "e.txt"
+    path.write_text(text)
+    with pytest.raises(ooc_graph.errors.InputError, match=rf"e\.txt, line {line}:"):
+        ooc_graph.convert(path, tmp_path / "g.h5", num_vertices=3, progress=False)

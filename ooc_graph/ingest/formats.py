@@ -15,7 +15,8 @@ import numpy as np
 
 from ooc_graph.errors import InputError, choice
 
-from .text import MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5, stem
+from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
+                   parse_plain, stem)
 
 BLOCK_BYTES = 64 << 20
 _INT64_MAX = np.iinfo(np.int64).max
@@ -41,37 +42,58 @@ def _file_progress(f: InputFile) -> dict:
 
 def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
                 offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES):
-    """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``."""
+    """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``. Plain blocks
+    are parsed by ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
+    which also locates a line for the builder's errors (built only when one is needed)."""
     path = f.path
     with f:
         for line0, raw in blocks(f, block_bytes, path=path, max_line=MAX_LINE):
             if delimiter:
                 raw = raw.replace(delimiter, b" ")
-            blk = Block(path, line0 + first_line - 1, raw, comments=comments, skip_prefix=skip_prefix)
-            if not blk.data_lines.size:
-                continue
-            blk.check_columns(cols)
-            ncol = int(blk.counts[blk.data_lines[0]])
-            if (blk.counts[blk.data_lines] != ncol).any():
-                row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
-                raise InputError(f"expected {ncol} columns like the lines before, found "
-                                 f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row),
-                                 value=blk.line_text(row))
-            if ncol == 2:
-                vals = blk.numbers(np.int64).reshape(-1, 2)
-                src, dst, w = vals[:, 0], vals[:, 1], None
+            start = line0 + first_line - 1
+            plain = None if skip_prefix is not None else parse_plain(raw, cols, comments)
+            if plain is not None:
+                src, dst, w = plain
+                if not len(src):
+                    continue
+
+                def locate(i, raw=raw, start=start):
+                    return path, Block(path, start, raw, comments=comments).line_of(i)
             else:
-                vals = blk.numbers(np.float64).reshape(-1, 3)
-                ids = vals[:, :2]
-                bad = (ids != np.floor(ids)) | (np.abs(ids) >= 2.0**53)
-                if bad.any():
-                    row = int(np.flatnonzero(bad.any(axis=1))[0])
-                    raise InputError("vertex id is not an integer below 2**53", path=path,
-                                     line=blk.line_of(row), value=float(ids[row][bad[row]][0]))
-                src, dst, w = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64), vals[:, 2]
+                src, dst, w, locate = _block_edges(Block(path, start, raw, comments=comments,
+                                                         skip_prefix=skip_prefix), cols)
+                if src is None:
+                    continue
             if offset:
                 src, dst = src - offset, dst - offset
-            yield src, dst, w, (lambda i, blk=blk: (path, blk.line_of(i)))
+            yield src, dst, w, locate
+
+
+def _block_edges(blk: Block, cols):
+    """(src, dst, w, locate) of a block read by :class:`~.text.Block` (None when it has no data)."""
+    path = blk.path
+    if not blk.data_lines.size:
+        return None, None, None, None
+    blk.check_columns(cols)
+    ncol = int(blk.counts[blk.data_lines[0]])
+    if (blk.counts[blk.data_lines] != ncol).any():
+        row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
+        raise InputError(f"expected {ncol} columns like the lines before, found "
+                         f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row),
+                         value=blk.line_text(row))
+    if ncol == 2:
+        vals = blk.numbers(np.int64).reshape(-1, 2)
+        src, dst, w = vals[:, 0], vals[:, 1], None
+    else:
+        vals = blk.numbers(np.float64).reshape(-1, 3)
+        ids = vals[:, :2]
+        bad = (ids != np.floor(ids)) | (np.abs(ids) >= 2.0**53)
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise InputError("vertex id is not an integer below 2**53", path=path,
+                             line=blk.line_of(row), value=float(ids[row][bad[row]][0]))
+        src, dst, w = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64), vals[:, 2]
+    return src, dst, w, (lambda i: (path, blk.line_of(i)))
 
 
 def _block_bytes(opts):

