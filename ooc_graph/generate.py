@@ -33,7 +33,7 @@ def _check(scale, edge_factor):
 def _ready(out, n, overwrite, opts):
     """Output path and budget checked before the (possibly large) permutation is drawn."""
     GraphBuilder.check_options(num_vertices=n, **{k: opts[k] for k in ("memory", "weight_dtype", "chunk_arcs",
-                                                                       "workers") if k in opts})
+                                                                       "workers", "device") if k in opts})
     check_output(out, overwrite=overwrite)
 
 

@@ -95,3 +95,88 @@ def test_plain_blocks_name_the_line(tmp_path, text, line):
     path.write_text(text)
     with pytest.raises(ooc_graph.errors.InputError, match=rf"e\.txt, line {line}:"):
         ooc_graph.convert(path, tmp_path / "g.h5", num_vertices=3, progress=False)
+
+
+class _FakeCupy:
+    """NumPy dressed as the few CuPy calls ``sorting._sort_gpu`` makes, so that its logic runs
+    without a device (``argsort`` stable, as Thrust's is)."""
+
+    def __init__(self):
+        self.cuda = type("cuda", (), {"Device": lambda *a: type("D", (), {"mem_info": (1 << 40, 1 << 40)})()})
+        self.int64 = np.int64
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def asarray(a):
+        return np.array(a)
+
+    @staticmethod
+    def asnumpy(a):
+        return np.asarray(a)
+
+    @staticmethod
+    def argsort(a):
+        return np.argsort(a, kind="stable")
+
+    @staticmethod
+    def get_default_memory_pool():
+        return type("P", (), {"free_bytes": lambda self: 0})()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dedupe", [False, True])
+def test_gpu_sort_logic_matches_the_cpu(monkeypatch, weighted, dedupe):
+    """The GPU bucket sort's steps, run on NumPy, give the CPU's arrays bit for bit."""
+    import sys
+
+    from ooc_graph.ingest import sorting
+
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy())
+    monkeypatch.setattr(sorting, "GPU_MIN_ARCS", 0)
+    rng = np.random.default_rng(4)
+    rows = rng.integers(100, 140, 5000).astype(np.int32)
+    cols = rng.integers(0, 300, 5000).astype(np.int32)
+    w = rng.integers(0, 9, 5000).astype(np.float32) / 4 if weighted else None
+    for id_dtype in (np.int32, np.int64):
+        cpu = sorting.sort_bucket(rows, cols, w, 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype)
+        gpu = sorting.sort_bucket(rows, cols, w, 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype, gpu=True)
+        assert (cpu[3], gpu[3]) == ("cpu", "gpu")
+        for a, b in zip(cpu[:3], gpu[:3]):
+            assert (a is None and b is None) or (a.dtype == b.dtype and a.tobytes() == b.tobytes())
+
+
+def test_device_option_is_checked(tmp_path):
+    from ooc_graph.ingest.sorting import gpu_available
+
+    with pytest.raises(ooc_graph.errors.ParameterError, match="valid"):
+        ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", device="tpu", progress=False)
+    if not gpu_available():
+        with pytest.raises(ooc_graph.errors.DeviceError, match="finds no CUDA device"):
+            ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", device="gpu", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gpu_sorted_store_is_the_cpu_sorted_store(tmp_path, monkeypatch, directed, weighted):
+    """Buckets sorted on the GPU (every bucket, however small) give the CPU's store byte for byte,
+    in one bucket or many, with one worker or several."""
+    from ooc_graph.ingest import sorting
+
+    monkeypatch.setattr(sorting, "GPU_MIN_ARCS", 0)
+    rng = np.random.default_rng(5)
+    src, dst, w = random_edges(rng, n=20000, m=200000, weighted=weighted)
+    for memory, workers in ((None, 1), ("3MB", 3)):
+        names = []
+        for device in ("cpu", "gpu"):
+            out = tmp_path / f"{device}-{memory}-{workers}.h5"
+            with ooc_graph.convert((src, dst, w), out, directed=directed, memory=memory, workers=workers,
+                                   interval_size=4096, augment=True, device=device, progress=False) as G:
+                stages = G.built_by["stages"]
+            assert stages.get(f"buckets_{device}", 0) >= 1 and not stages.get(
+                "buckets_" + ("gpu" if device == "cpu" else "cpu"))
+            names.append(out)
+        assert_same_store(*names)

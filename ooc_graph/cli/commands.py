@@ -23,7 +23,8 @@ OUT_FORMATS = (".npz", ".csv", ".parquet")
 
 def _build_opts(a) -> dict:
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
-                workers=a.workers, augment=a.augment, progress=not a.quiet, overwrite=a.overwrite)
+                workers=a.workers, augment=a.augment, progress=not a.quiet, overwrite=a.overwrite,
+                device=a.device)
 
 
 def _rate(G) -> str:

@@ -67,7 +67,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
             weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
-            workers: int | None = None, augment: bool = False, overwrite: bool = False):
+            workers: int | None = None, augment: bool = False, overwrite: bool = False, device: str = "auto"):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -109,6 +109,9 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         the arcs again on a random graph), which asynchronous BFS/SSSP relaxes with each chunk.
     overwrite : bool
         Replace an existing store at ``out`` (without it, an existing store is an error).
+    device : {"auto", "cpu", "gpu"}
+        Where buckets are sorted: ``auto`` on the GPU when CuPy sees one (a bucket that does not
+        fit its free memory on the CPU). The store is the same byte for byte either way.
 
     Vertex ids must be integers in the 64-bit signed range: larger text ids, float ids that are
     not integers and uint64 ids above 2**63-1 are errors, never clamped or wrapped.
@@ -131,7 +134,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     from ooc_graph.store import open_graph
 
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
-                               chunk_arcs=chunk_arcs, workers=workers)
+                               chunk_arcs=chunk_arcs, workers=workers, device=device)
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)
@@ -161,7 +164,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                       labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
-                      workers=workers, augment=augment, overwrite=overwrite) as builder:
+                      workers=workers, augment=augment, overwrite=overwrite, device=device) as builder:
         builder._t0 = started  # the build's seconds include reading the first chunk
         bar = progress_bar(total=src.size, unit=src.unit, desc="reading", disable=not progress)
         done = 0

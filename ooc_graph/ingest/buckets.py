@@ -2,8 +2,8 @@
 per worker thread), and the memory they take.
 
 Arcs are scattered from the input spill into bucket spills (:func:`scatter`); :func:`sort_bucket`
-loads one bucket and sorts it by (row, column) with one int64 key, sorted in place, and decodes
-the key into the store's id type; ``partitioning.cel.blocks_of_sorted`` lays the sorted arcs out
+loads one bucket and sorts it by (row, column) with one int64 key (``sorting.py``: on the CPU
+or the GPU) and decodes the key into the store's id type; ``partitioning.cel.blocks_of_sorted`` lays the sorted arcs out
 as CEL blocks one interval at a time. Measured peaks (tracemalloc, one bucket of one interval,
 2**16 vertices): :data:`BYTES_PER_ARC` below.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ooc_graph.partitioning.cel import sort_arcs
 from ooc_graph.store.writer import append, create_appendable, write_array
 
+from . import sorting
 from .scratch import Spill
 
 # Peak bytes per arc while one bucket is sorted and laid out (int32 ids; int64 ids add 8): the
@@ -105,42 +105,14 @@ def scatter(buckets: list[Spill], edges: np.ndarray, key, src, dst, w) -> None:
             buckets[i].append(src[part], dst[part], None if w is None else w[part])
 
 
-def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe: bool, id_dtype):
-    """Load a bucket (rows in ``[lo, hi)``) and delete its files; returns ``(rows, cols, w)``
-    sorted by (row, column) in ``id_dtype``, repeats merged keeping the smallest weight."""
+def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe: bool, id_dtype, gpu=False):
+    """Load a bucket (rows in ``[lo, hi)``) and delete its files; returns ``(rows, cols, w, where)``
+    sorted by (row, column) in ``id_dtype``, repeats merged keeping the smallest weight, and
+    where it was sorted (``sorting.py``: on the GPU with ``gpu`` where the bucket fits)."""
     src, dst, w = bucket.load()
     rows, cols = (dst, src) if by_dst else (src, dst)
     del src, dst
-    n = max(int(n), 1)
-    if max(hi - lo, 1) * n >= 2**63:  # no int64 key: lexsort (more memory; n > 3e9 only)
-        rows, cols, w = sort_arcs(rows.astype(np.int64), cols.astype(np.int64), w, n, dedupe=dedupe)
-        return rows.astype(id_dtype), cols.astype(id_dtype), w
-    key = rows.astype(np.int64)
-    del rows
-    key -= lo
-    key *= n
-    key += cols
-    del cols
-    if w is None:
-        key.sort()
-    else:
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        w = w[order]
-        del order
-    if dedupe and key.size:
-        first = np.empty(key.size, dtype=bool)
-        first[0] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
-        if not first.all():
-            if w is not None:
-                w = np.minimum.reduceat(w, np.flatnonzero(first))
-            key = key[first]
-        del first
-    rows = np.floor_divide(key, n, out=np.empty(key.size, id_dtype))
-    rows += lo
-    cols = np.remainder(key, n, out=np.empty(key.size, id_dtype))
-    return rows, cols, w
+    return sorting.sort_bucket(rows, cols, w, lo, hi, n, dedupe=dedupe, id_dtype=id_dtype, gpu=gpu)
 
 
 def degrees(rows: np.ndarray, lo: int, hi: int) -> np.ndarray:

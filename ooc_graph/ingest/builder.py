@@ -34,6 +34,7 @@ from . import buckets as B
 from . import footprint as M
 from .output import check_output, write_failure
 from .scratch import Spill, TermGuard, make_scratch, remove_stale
+from .sorting import check_device
 from .stages import Stages
 
 log = logging.getLogger("ooc_graph.ingest")
@@ -58,9 +59,10 @@ class GraphBuilder:
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
                  weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
-                 augment: bool = False, overwrite: bool = False):
+                 augment: bool = False, overwrite: bool = False, device: str = "auto"):
         self.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
-                           chunk_arcs=chunk_arcs, workers=workers)
+                           chunk_arcs=chunk_arcs, workers=workers, device=device)
+        self._gpu = check_device(device)
         self.path = Path(path)
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
@@ -99,8 +101,10 @@ class GraphBuilder:
         self._t0 = time.perf_counter()
 
     @staticmethod
-    def check_options(*, memory=None, num_vertices=None, weight_dtype="float32", chunk_arcs=None, workers=None):
+    def check_options(*, memory=None, num_vertices=None, weight_dtype="float32", chunk_arcs=None, workers=None,
+                      device="auto"):
         """Validate the build options before any input is read or output created."""
+        check_device(device)
         if weight_dtype not in WEIGHT_DTYPES:
             raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
         if chunk_arcs is not None and _not_int(chunk_arcs, 1):
@@ -477,8 +481,9 @@ class GraphBuilder:
         def sort(b):
             lo, hi = int(edges[b]), int(edges[b + 1])
             with self.stages("sort"):
-                rows, cols, w = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
-                                              id_dtype=indices.dtype)
+                rows, cols, w, where = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
+                                                     id_dtype=indices.dtype, gpu=self._gpu)
+            self.stages.add(f"buckets_{where}", 1)
             with self.stages("layout"):
                 laid = None if lay_out is None else lay_out(rows, cols, w)
                 return lo, hi, B.degrees(rows, lo, hi), cols, w, laid

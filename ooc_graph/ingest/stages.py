@@ -4,7 +4,8 @@ Main-thread stages add up to the wall time (``parse`` is the reader, ``add`` the
 spill, ``ids`` settling the vertex ids, ``degrees`` and ``scatter`` the two passes over the spill,
 ``wait`` the writer waiting for the sorters, ``csr`` and ``cel`` the HDF5 appends, ``tables`` the
 rest of the store). ``sort`` and ``layout`` are seconds on the sorting threads (summed over the
-threads, so they overlap the others); ``sort_device`` says where buckets were sorted.
+threads, so they overlap the others); ``buckets_cpu`` and ``buckets_gpu`` count the buckets
+sorted on each.
 """
 
 from __future__ import annotations
