@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ._parallel import ordered_map, workers
@@ -47,11 +49,13 @@ def _write(out, edges, *, n, directed, weighted, source, **opts):
     the output path and the budget before any edge is drawn)."""
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=n, source=source,
                       **opts) as b:
+        t = time.perf_counter()
         try:
             for src, dst, w in edges:
                 b.add(src, dst, w)
         finally:
             edges.close()  # stops the generating threads if the builder failed
+        b.stages.add("generate", time.perf_counter() - t - b.stages.seconds.get("add", 0.0))
         b.finish()
     return open_graph(out)
 

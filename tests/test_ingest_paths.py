@@ -180,3 +180,32 @@ def test_gpu_sorted_store_is_the_cpu_sorted_store(tmp_path, monkeypatch, directe
                 "buckets_" + ("gpu" if device == "cpu" else "cpu"))
             names.append(out)
         assert_same_store(*names)
+
+
+@pytest.mark.parametrize("directed,weighted", [(True, False), (False, True)])
+def test_in_memory_or_on_disk_any_workers(tmp_path, monkeypatch, directed, weighted):
+    """The input and buckets held in memory, or spilled to scratch files; split and sorted by 1 or
+    4 threads: the same store."""
+    rng = np.random.default_rng(6)
+    src, dst, w = random_edges(rng, n=4000, m=40000, weighted=weighted)
+    path = tmp_path / "e.txt"
+    cols = [src, dst] + ([w] if weighted else [])
+    np.savetxt(path, np.column_stack(cols), fmt=["%d", "%d"] + (["%.3f"] if weighted else []))
+    runs = {}
+    for name, memory, workers in (("memory", None, 1), ("memory4", None, 4), ("small", "1MB", 4)):
+        with ooc_graph.convert(path, tmp_path / f"{name}.h5", directed=directed, memory=memory, workers=workers,
+                               interval_size=512, progress=False) as G:
+            runs[name] = G.built_by["stages"]["in_memory"]
+    orig = builder_module.GraphBuilder.__init__
+
+    def on_disk(self, *a, **k):
+        orig(self, *a, **k)
+        self._memory_cap = -1
+    monkeypatch.setattr(builder_module.GraphBuilder, "__init__", on_disk)
+    with ooc_graph.convert(path, tmp_path / "disk.h5", directed=directed, workers=2, interval_size=512,
+                           progress=False) as G:
+        runs["disk"] = G.built_by["stages"]["in_memory"]
+    assert runs == {"memory": 1, "memory4": 1, "small": 0, "disk": 0}
+    for name in ("memory4", "small", "disk"):
+        assert_same_store(tmp_path / "memory.h5", tmp_path / f"{name}.h5")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disk.h5", "e.txt", "memory.h5", "memory4.h5", "small.h5"]

@@ -1,10 +1,11 @@
 """Buckets: runs of whole intervals whose arcs are sorted in memory, one bucket at a time (or one
 per worker thread), and the memory they take.
 
-Arcs are scattered from the input spill into bucket spills (:func:`scatter`); :func:`sort_bucket`
-loads one bucket and sorts it by (row, column) with one int64 key (``sorting.py``: on the CPU
-or the GPU) and decodes the key into the store's id type; ``partitioning.cel.blocks_of_sorted`` lays the sorted arcs out
-as CEL blocks one interval at a time. Measured peaks (tracemalloc, one bucket of one interval,
+Arcs are split by bucket (:func:`partition`, on worker threads) and appended to bucket spills;
+:func:`sort_bucket` loads one bucket and sorts it by (row, column) with one int64 key
+(``sorting.py``: on the CPU or the GPU) and decodes the key into the store's id type;
+``partitioning.cel.blocks_of_sorted`` lays the sorted arcs out as CEL blocks one interval at a
+time. Measured peaks (tracemalloc, one bucket of one interval,
 2**16 vertices): :data:`BYTES_PER_ARC` below.
 """
 
@@ -87,22 +88,25 @@ def whole_intervals(lo: int, hi: int, bounds: np.ndarray) -> bool:
     return bool(bounds[min(at[0], len(bounds) - 1)] == lo and bounds[min(at[1], len(bounds) - 1)] == hi)
 
 
-def scatter(buckets: list[Spill], edges: np.ndarray, key, src, dst, w) -> None:
-    """Append arcs to the buckets that hold their ``key`` vertex."""
-    if len(buckets) == 1:
-        buckets[0].append(src, dst, w)
-        return
+def partition(edges: np.ndarray, key, src, dst, w) -> list[tuple]:
+    """``(bucket, src, dst, w)`` of the arcs of each bucket (by their ``key`` vertex) that has any,
+    in input order within a bucket."""
+    count = len(edges) - 1
+    if count == 1:
+        return [(0, src, dst, w)] if len(src) else []
     b = np.searchsorted(edges[:-1].astype(key.dtype), key, side="right") - 1  # all keys are below edges[-1]
-    if len(buckets) < 1 << 15:
+    if count < 1 << 15:
         b = b.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort: linear
     order = np.argsort(b, kind="stable")
-    cuts = np.searchsorted(b[order], np.arange(len(buckets) + 1))
+    cuts = np.searchsorted(b[order], np.arange(count + 1))
     del b
-    for i in range(len(buckets)):
+    parts = []
+    for i in range(count):
         lo, hi = cuts[i], cuts[i + 1]
         if hi > lo:
             part = order[lo:hi]
-            buckets[i].append(src[part], dst[part], None if w is None else w[part])
+            parts.append((i, src[part], dst[part], None if w is None else w[part]))
+    return parts
 
 
 def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe: bool, id_dtype, gpu=False):

@@ -92,7 +92,10 @@ class GraphBuilder:
         self._spill = Spill(self._scratch, "input", self.weighted,
                             narrow=self.labels is None and self.relabel is not True
                             and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1,
-                            weight_dtype=self.weight_dtype)
+                            weight_dtype=self.weight_dtype, in_memory=True)
+        # The input stays in memory (no scratch files) while it takes at most a sixth of what the
+        # budget leaves for data: with its buckets, three times that, and the rest for sorting.
+        self._memory_cap = max(0, M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * (n_known or 0)) // 6
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
         self._min = None
@@ -169,6 +172,8 @@ class GraphBuilder:
             del ids
         try:
             self._spill.append(src, dst, weight)
+            if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
+                self._spill.to_disk()
         except OSError as err:
             raise write_failure(self.path, err) from err
 
@@ -240,23 +245,27 @@ class GraphBuilder:
     def _mapped(self, step, id_dtype):
         """Spill chunks as internal arcs in ``id_dtype``: ids mapped, self-loops dropped, symmetrised."""
         for src, dst, w in self._spill.read(step, wide=self._label_map is not None):
-            if self._lut is not None:  # a gather: ids span little more than the vertices
-                src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
-            elif self._label_map is not None:
-                src = np.searchsorted(self._label_map, src).astype(id_dtype)
-                dst = np.searchsorted(self._label_map, dst).astype(id_dtype)
-            else:
-                src, dst = src.astype(id_dtype, copy=False), dst.astype(id_dtype, copy=False)
-            if self.drop_self_loops:
-                keep = src != dst
-                src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
-            if not self.directed:
-                loop = src == dst
-                rs, rd = dst[~loop], src[~loop]
-                src, dst = np.concatenate([src, rs]), np.concatenate([dst, rd])
-                if w is not None:
-                    w = np.concatenate([w, w[~loop]])
-            yield src, dst, w
+            yield self._map(src, dst, w, id_dtype)
+
+    def _map(self, src, dst, w, id_dtype):
+        """A spill chunk as internal arcs (:meth:`_mapped`); runs on worker threads too."""
+        if self._lut is not None:  # a gather: ids span little more than the vertices
+            src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
+        elif self._label_map is not None:
+            src = np.searchsorted(self._label_map, src).astype(id_dtype)
+            dst = np.searchsorted(self._label_map, dst).astype(id_dtype)
+        else:
+            src, dst = src.astype(id_dtype, copy=False), dst.astype(id_dtype, copy=False)
+        if self.drop_self_loops:
+            keep = src != dst
+            src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
+        if not self.directed:
+            loop = src == dst
+            rs, rd = dst[~loop], src[~loop]
+            src, dst = np.concatenate([src, rs]), np.concatenate([dst, rd])
+            if w is not None:
+                w = np.concatenate([w, w[~loop]])
+        return src, dst, w
 
     # -- output ---------------------------------------------------------------------------------
     def finish(self) -> Path:
@@ -297,14 +306,22 @@ class GraphBuilder:
         sdt = np.dtype(np.int32 if narrow else np.int64)
         self._lut, self._lut_base = self._lookup_table(labels, sdt, data // 4)
         data -= 0 if self._lut is None else self._lut.nbytes
+        total_in = self._spill.count * (1 if self.directed else 2)
+        # Buckets stay in memory too where they and the input take at most half of it.
+        held = self._spill.nbytes if self._spill.in_memory else 0
+        per_item = 2 * sdt.itemsize + (self.weight_dtype.itemsize if self.weighted else 0)
+        bucket_bytes = per_item * total_in * (2 if self.directed else 1)
+        in_memory = bool(held) and held + bucket_bytes <= data // 2
+        if not in_memory:
+            self._spill.to_disk()
+            held = bucket_bytes = 0
         # Symmetrising doubles a spill chunk on its way to the buckets.
-        read_step = max(1024, data // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
+        read_step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
         bounds = interval_bounds(n, self.interval_size)
         size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
         k = len(bounds) - 1
         ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
         wdt = self.weight_dtype
-        total_in = self._spill.count * (1 if self.directed else 2)
         bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
 
         # Pass 1: degrees (before deduplication) decide the buckets.
@@ -320,8 +337,8 @@ class GraphBuilder:
         weights = [wdt.itemsize] if self.weighted else []
         writes = M.write_buffers(self.chunk_arcs, total_in, [ldt.itemsize] + weights, [gdt.itemsize] + weights,
                                  F.HDF5_CHUNK_ELEMENTS)
-        limit = self._limit = self._plan(data - writes, n, [in_counts, out_counts] if self.directed else [in_counts],
-                                         writes)
+        limit = self._limit = self._plan(data - writes - bucket_bytes, n,
+                                         [in_counts, out_counts] if self.directed else [in_counts], writes)
         in_edges = B.bucket_bounds(in_counts, bounds, limit)
         out_edges = B.bucket_bounds(out_counts, bounds, limit) if self.directed else None
         del in_counts, out_counts
@@ -329,15 +346,23 @@ class GraphBuilder:
 
         # Pass 2: scatter arcs into bucket spills.
         t = time.perf_counter()
-        in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt) for b in range(len(in_edges) - 1)]
-        out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt) for b in range(len(out_edges) - 1)]
-                       if self.directed else [])
-        for src, dst, w in self._mapped(read_step, sdt):
-            B.scatter(in_buckets, in_edges, dst, src, dst, w)
-            if self.directed:
-                B.scatter(out_buckets, out_edges, src, src, dst, w)
-            bar.update(len(src))
-            del src, dst, w
+        in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt, in_memory=in_memory)
+                      for b in range(len(in_edges) - 1)]
+        out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt, in_memory=in_memory)
+                        for b in range(len(out_edges) - 1)] if self.directed else [])
+        self.stages.add("in_memory", float(in_memory))
+        def partition(chunk):  # on a worker thread: the chunk's arcs by bucket, on each side
+            src, dst, w = self._map(*chunk, sdt)
+            return len(src), [B.partition(in_edges, dst, src, dst, w)] + (
+                [B.partition(out_edges, src, src, dst, w)] if self.directed else [])
+
+        chunks = self._spill.read(max(1024, read_step // (self.workers + 1)), wide=self._label_map is not None)
+        for count, sides in ordered_map(partition, chunks, self.workers):  # appended in input order
+            for buckets, parts in zip((in_buckets, out_buckets), sides):
+                for i, s, d, x in parts:
+                    buckets[i].append(s, d, x)
+            bar.update(count)
+            del sides
         bar.close()
         self._spill.remove()  # everything is in the buckets now
         self.stages.add("scatter", time.perf_counter() - t)

@@ -28,20 +28,46 @@ _STALE = (re.compile(r"^\..+\.build-(?P<pid>[0-9]+)-[a-z0-9_]+$"),
 
 class Spill:
     """Append-only columns of ids (int64, or int32 where every id fits) and weights (in the
-    store's weight type) in a scratch folder."""
+    store's weight type): held in memory (``in_memory``) or in files in a scratch folder.
+    :meth:`to_disk` moves what memory holds into the files; appends then go there."""
 
-    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False, weight_dtype=np.float64):
+    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False, weight_dtype=np.float64,
+                 *, in_memory: bool = False):
         self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
         self.count = 0
         self.dtypes = {"src": np.dtype(np.int32 if narrow else np.int64), "w": np.dtype(weight_dtype)}
         self.dtypes["dst"] = self.dtypes["src"]
+        self.pieces: list[dict] | None = [] if in_memory else None
+
+    @property
+    def in_memory(self) -> bool:
+        return self.pieces is not None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the items take (in memory or on disk)."""
+        return self.count * sum(self.dtypes[c].itemsize for c in self.paths)
 
     def append(self, src, dst, w=None):
         cols = {"src": src, "dst": dst, "w": w}
+        if self.pieces is not None:  # copies: the caller may reuse its arrays
+            self.pieces.append({c: np.array(cols[c], dtype=self.dtypes[c]) for c in self.paths})
+        else:
+            for c, p in self.paths.items():
+                with open(p, "ab") as f:
+                    np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
+        self.count += len(src)
+
+    def to_disk(self) -> None:
+        """Write what memory holds to the files and keep appending there."""
+        if self.pieces is None:
+            return
+        pieces, self.pieces = self.pieces, None
         for c, p in self.paths.items():
             with open(p, "ab") as f:
-                np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
-        self.count += len(src)
+                for piece in pieces:
+                    piece.pop(c).tofile(f)
+        del pieces
 
     def read(self, step: int, *, wide: bool = True):
         """Yield (src, dst, w-or-None) chunks of at most ``step`` items; ids as int64 with ``wide``,
@@ -50,6 +76,14 @@ class Spill:
         Plain reads, not memory maps: mapped pages would count against the process's memory.
         """
         if self.count == 0:
+            return
+        if self.pieces is not None:
+            for piece in self.pieces:
+                for a in range(0, len(piece["src"]), step):
+                    cols = {c: v[a:a + step] for c, v in piece.items()}
+                    if wide:
+                        cols["src"], cols["dst"] = (cols[c].astype(np.int64, copy=False) for c in ("src", "dst"))
+                    yield cols["src"], cols["dst"], cols.get("w")
             return
         files = {c: open(p, "rb") for c, p in self.paths.items()}
         try:
@@ -66,16 +100,25 @@ class Spill:
                 f.close()
 
     def load(self):
-        """Every item at once (ids as stored), then delete the files."""
+        """Every item at once (ids as stored), then delete the files (or let go of the pieces)."""
         if self.count == 0:
             ids = np.zeros(0, self.dtypes["src"])
             return ids, ids.copy(), (np.zeros(0, self.dtypes["w"]) if "w" in self.paths else None)
+        if self.pieces is not None:
+            cols = {}
+            for c in self.paths:  # one column at a time: the pieces go as their column is joined
+                cols[c] = np.concatenate([piece.pop(c) for piece in self.pieces])
+            self.pieces = []
+            return cols["src"], cols["dst"], cols.get("w")
         src, dst, w = next(self.read(self.count, wide=False))
         self.remove()
         return src, dst, w
 
     def remove(self) -> None:
-        """Delete the files (the build no longer needs them: keep the disk peak low)."""
+        """Delete the files or let go of the pieces (the build no longer needs them: keep the
+        peak low)."""
+        if self.pieces is not None:
+            self.pieces = []
         for p in self.paths.values():
             p.unlink(missing_ok=True)
 
