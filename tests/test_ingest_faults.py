@@ -284,7 +284,7 @@ def _enospc(*args, **kwargs):
 
 @pytest.mark.parametrize("where", ["scratch", "store", "rename"])
 def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
-    from ooc_graph.ingest import builder, scratch
+    from ooc_graph.ingest import scratch, writing
     from ooc_graph.store import writer
     out = tmp_path / "g.h5"
     store(out)
@@ -292,7 +292,7 @@ def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
     if where == "scratch":
         monkeypatch.setattr(scratch.Spill, "append", _enospc)
     elif where == "store":
-        monkeypatch.setattr(builder, "append", _enospc)
+        monkeypatch.setattr(writing, "append", _enospc)
     else:
         monkeypatch.setattr(writer.os, "replace", _enospc)
     rng = np.random.default_rng(0)
@@ -368,17 +368,17 @@ _KILL = """
 import os, signal, sys, time
 import numpy as np
 import ooc_graph
-from ooc_graph.ingest import builder
+from ooc_graph.ingest import builder, writing
 when, handler = sys.argv[2], sys.argv[3]
 if handler == "exit7":
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit(7))
 if when == "finish":  # SIGTERM while the store is being written
-    real = builder.write_array
+    real = writing.write_array
     def term(*a, **k):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(1)
         return real(*a, **k)
-    builder.write_array = term
+    writing.write_array = term
 def edges():
     yield np.arange(1000), np.arange(1, 1001), None
     if when == "add":
@@ -386,6 +386,7 @@ def edges():
         time.sleep(5)
     yield np.arange(10), np.arange(10), None
 with builder.GraphBuilder(sys.argv[1], directed=True, weighted=False, progress=False) as b:
+    b._memory_cap = -1  # spill to scratch files, as a large input does
     for s, d, w in edges():
         b.add(s, d, w)
     b.finish()
