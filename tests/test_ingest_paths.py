@@ -140,8 +140,8 @@ def test_gpu_sort_logic_matches_the_cpu(monkeypatch, weighted, dedupe):
     cols = rng.integers(0, 300, 5000).astype(np.int32)
     w = rng.integers(0, 9, 5000).astype(np.float32) / 4 if weighted else None
     for id_dtype in (np.int32, np.int64):
-        cpu = sorting.sort_bucket(rows, cols, w, 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype)
-        gpu = sorting.sort_bucket(rows, cols, w, 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype, gpu=True)
+        cpu = sorting.sort_bucket([rows, cols, w], 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype)
+        gpu = sorting.sort_bucket([rows, cols, w], 100, 140, 300, dedupe=dedupe, id_dtype=id_dtype, gpu=True)
         assert (cpu[3], gpu[3]) == ("cpu", "gpu")
         for a, b in zip(cpu[:3], gpu[:3]):
             assert (a is None and b is None) or (a.dtype == b.dtype and a.tobytes() == b.tobytes())
@@ -209,3 +209,24 @@ def test_in_memory_or_on_disk_any_workers(tmp_path, monkeypatch, directed, weigh
     for name in ("memory4", "small", "disk"):
         assert_same_store(tmp_path / "memory.h5", tmp_path / f"{name}.h5")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["disk.h5", "e.txt", "memory.h5", "memory4.h5", "small.h5"]
+
+
+@pytest.mark.parametrize("shift", [0, 10**6, -50])
+def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
+    """The ids to relabel are collected in a table of one byte per id, or (negative ids, or ids
+    too far apart for the budget) by sorting each chunk's; the same store."""
+    rng = np.random.default_rng(7)
+    src, dst, w = random_edges(rng, n=3000, m=20000)
+    src, dst = src * 2 + shift, dst * 2 + shift
+    chunks = [(src[i:i + 3000], dst[i:i + 3000]) for i in range(0, len(src), 3000)]
+
+    def build(out):
+        with builder_module.GraphBuilder(out, directed=True, weighted=False, progress=False) as b:
+            for s, d in chunks:
+                b.add(s, d)
+            b.finish()
+            return b._seen is not None and b._seen.any()
+    assert build(tmp_path / "a.h5") == (shift >= 0)
+    monkeypatch.setattr(builder_module.GraphBuilder, "_mark_seen", lambda self, *a: False)
+    assert not build(tmp_path / "b.h5")
+    assert_same_store(tmp_path / "a.h5", tmp_path / "b.h5")

@@ -114,9 +114,9 @@ def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe
     sorted by (row, column) in ``id_dtype``, repeats merged keeping the smallest weight, and
     where it was sorted (``sorting.py``: on the GPU with ``gpu`` where the bucket fits)."""
     src, dst, w = bucket.load()
-    rows, cols = (dst, src) if by_dst else (src, dst)
-    del src, dst
-    return sorting.sort_bucket(rows, cols, w, lo, hi, n, dedupe=dedupe, id_dtype=id_dtype, gpu=gpu)
+    arcs = [dst, src, w] if by_dst else [src, dst, w]
+    del src, dst, w  # the sort frees them as it goes
+    return sorting.sort_bucket(arcs, lo, hi, n, dedupe=dedupe, id_dtype=id_dtype, gpu=gpu)
 
 
 def degrees(rows: np.ndarray, lo: int, hi: int) -> np.ndarray:

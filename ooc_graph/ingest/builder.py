@@ -19,7 +19,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ooc_graph._memory import budget
+from ooc_graph._memory import budget, release_free_memory
 from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
@@ -96,6 +96,7 @@ class GraphBuilder(StoreWriting):
         self._memory_cap = max(0, M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * (n_known or 0)) // 6
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
+        self._seen: np.ndarray | None = np.zeros(0, bool)  # ids seen, by index, while they fit
         self._min = None
         self._max = None
         self.stages = Stages()
@@ -164,10 +165,11 @@ class GraphBuilder(StoreWriting):
         self._min = lo if self._min is None else min(self._min, lo)
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
-            ids = np.concatenate([src, dst])
-            ids.sort()
-            self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
-            del ids
+            if not self._mark_seen(lo, hi, src, dst):
+                ids = np.concatenate([src, dst])
+                ids.sort()
+                self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
+                del ids
         try:
             self._spill.append(src, dst, weight)
             if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
@@ -202,6 +204,26 @@ class GraphBuilder(StoreWriting):
             raise InputError(message, path=path, line=line, value=value)
         raise InputError(f"{message}: edge {i} of the chunk", value=value)
 
+    def _mark_seen(self, lo: int, hi: int, src, dst) -> bool:
+        """Mark the ids seen in a table of one byte per id (several times faster than sorting
+        them) while the ids are non-negative and the table fits an eighth of the budget's data
+        share; else hand what it holds to :meth:`_note_ids` and return False from then on."""
+        if self._seen is None:
+            return False
+        if lo < 0 or hi + 1 > M.data_bytes(self.memory) // 8:
+            seen, self._seen = self._seen, None
+            if seen.any():
+                self._note_ids(np.flatnonzero(seen).astype(np.int64))
+            return False
+        if hi >= len(self._seen):
+            grown = np.zeros(min(M.data_bytes(self.memory) // 8, max(hi + 1, 2 * len(self._seen))), bool)
+            grown[:len(self._seen)] = self._seen
+            self._seen = grown
+            M.check_vertices(int(np.count_nonzero(grown)), self.memory, at_least=True)
+        self._seen[src] = True
+        self._seen[dst] = True
+        return True
+
     def _note_ids(self, ids):
         """Keep the distinct ids seen (for relabelling): merged once the unmerged ones take an
         eighth of the budget (the merged set itself is per-vertex memory)."""
@@ -222,7 +244,10 @@ class GraphBuilder(StoreWriting):
             return self.num_vertices, None
         if self.relabel is False:
             return (0 if self._max is None else self._max + 1), None
-        ids = np.unique(np.concatenate(self._uniques)) if self._uniques else np.zeros(0, np.int64)
+        seen = [] if self._seen is None else [np.flatnonzero(self._seen).astype(np.int64)]  # sorted, distinct
+        parts = self._uniques + seen
+        ids = (seen[0] if len(parts) == 1 and seen else np.unique(np.concatenate(parts)) if parts
+               else np.zeros(0, np.int64))
         if self.relabel is None and (len(ids) == 0 or (ids[0] == 0 and ids[-1] == len(ids) - 1)):
             return max(len(ids), self.num_vertices or 0), None
         return len(ids), ids
@@ -354,7 +379,8 @@ class GraphBuilder(StoreWriting):
             return len(src), [B.partition(in_edges, dst, src, dst, w)] + (
                 [B.partition(out_edges, src, src, dst, w)] if self.directed else [])
 
-        chunks = self._spill.read(max(1024, read_step // (self.workers + 1)), wide=self._label_map is not None)
+        # Chunks alive at once: one per worker, the results waiting in order, the one being read.
+        chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=self._label_map is not None)
         for count, sides in ordered_map(partition, chunks, self.workers):  # appended in input order
             for buckets, parts in zip((in_buckets, out_buckets), sides):
                 for i, s, d, x in parts:
@@ -363,6 +389,7 @@ class GraphBuilder(StoreWriting):
             del sides
         bar.close()
         self._spill.remove()  # everything is in the buckets now
+        release_free_memory()
         self.stages.add("scatter", time.perf_counter() - t)
 
         out = AtomicFile(self.path)

@@ -47,21 +47,27 @@ def check_device(device: str) -> bool:
     return found
 
 
-def sort_bucket(rows, cols, w, lo: int, hi: int, n: int, *, dedupe: bool, id_dtype, gpu: bool = False):
-    """``(rows, cols, w)`` of arcs with rows in ``[lo, hi)`` sorted by (row, column) in
-    ``id_dtype``, repeats merged keeping the smallest weight; and where it ran ("cpu"/"gpu")."""
+def sort_bucket(arcs: list, lo: int, hi: int, n: int, *, dedupe: bool, id_dtype, gpu: bool = False):
+    """``(rows, cols, w)`` of the arcs ``[rows, cols, w]`` (rows in ``[lo, hi)``) sorted by
+    (row, column) in ``id_dtype``, repeats merged keeping the smallest weight; and where it ran
+    ("cpu"/"gpu"). ``arcs`` is emptied: the input arrays are freed as soon as they are used (the
+    caller must hold no other reference), which keeps the peak at the budget's figure."""
     n = max(int(n), 1)
     if max(hi - lo, 1) * n >= 2**63:  # no int64 key: lexsort (more memory; n > 3e9 only)
+        rows, cols, w = arcs
+        arcs.clear()
         rows, cols, w = sort_arcs(rows.astype(np.int64), cols.astype(np.int64), w, n, dedupe=dedupe)
         return rows.astype(id_dtype), cols.astype(id_dtype), w, "cpu"
-    if gpu and len(rows) >= GPU_MIN_ARCS:
+    if gpu and len(arcs[0]) >= GPU_MIN_ARCS:
         with _GPU:
-            if _fits_device(len(rows)):
-                return (*_sort_gpu(rows, cols, w, lo, n, dedupe, id_dtype), "gpu")
-    return (*_sort_cpu(rows, cols, w, lo, n, dedupe, id_dtype), "cpu")
+            if _fits_device(len(arcs[0])):
+                return (*_sort_gpu(arcs, lo, n, dedupe, id_dtype), "gpu")
+    return (*_sort_cpu(arcs, lo, n, dedupe, id_dtype), "cpu")
 
 
-def _sort_cpu(rows, cols, w, lo, n, dedupe, id_dtype):
+def _sort_cpu(arcs, lo, n, dedupe, id_dtype):
+    rows, cols, w = arcs
+    arcs.clear()
     key = rows.astype(np.int64)
     del rows
     key -= lo
@@ -97,9 +103,11 @@ def _fits_device(arcs: int) -> bool:
     return arcs * GPU_BYTES_PER_ARC <= 0.8 * (free + pool.free_bytes())
 
 
-def _sort_gpu(rows, cols, w, lo, n, dedupe, id_dtype):
+def _sort_gpu(arcs, lo, n, dedupe, id_dtype):
     import cupy as cp
 
+    rows, cols, w = arcs
+    arcs.clear()
     key = cp.asarray(rows).astype(cp.int64)
     key -= lo
     key *= n

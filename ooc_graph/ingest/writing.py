@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 
 from ooc_graph import __version__
-from ooc_graph._memory import human
+from ooc_graph._memory import human, release_free_memory
 from ooc_graph._parallel import ordered_map
 from ooc_graph._progress import progress_bar
 from ooc_graph.partitioning.cel import blocks_of_sorted
@@ -74,6 +74,7 @@ class StoreWriting:
                 if back is not None:
                     aug_parts.send((lo, hi, back))
             del blocks, back  # not held while the next bucket is sorted
+            release_free_memory()
         write_array(h5, F.CSR.format(side=in_side, part="indptr"), B.indptr(in_degree))
         write_array(h5, F.IN_DEGREE, in_degree)
         num_arcs = int(in_degree.sum())
@@ -166,6 +167,7 @@ class StoreWriting:
                     append(weights, w)
             del deg, cols, w
             bar.update(1)
+            release_free_memory()
             yield lo, hi, laid
             del laid
 
