@@ -48,6 +48,14 @@ def inputs(work: Path):
                 np.savetxt(f, np.column_stack([pairs[s, 0], pairs[s, 1], w[s]]), fmt="%d %d %.3f")
 
 
+_RUN = """
+import os, subprocess, sys
+proc = subprocess.Popen([sys.executable, *sys.argv[1:]], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)
+"""
+
+
 def convert(work: Path, name: str, memory, extra, site=None) -> dict:
     out = work / "out.h5"
     out.unlink(missing_ok=True)  # (the commit before has no --overwrite)
@@ -55,22 +63,24 @@ def convert(work: Path, name: str, memory, extra, site=None) -> dict:
     cmd += ["--memory", memory] if memory else []
     env = dict(os.environ, **({"PYTHONPATH": site} if site else {}))
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=work)  # not the repository: `-m` would import from the working folder
-    _, status, usage = os.wait4(proc.pid, 0)
+    # Through a small intermediate process: a child's peak RSS counts the pages of the process it
+    # was forked from (this one, with NumPy and SciPy loaded).
+    proc = subprocess.run([sys.executable, "-c", _RUN, *cmd[1:]], capture_output=True, text=True, env=env,
+                          cwd=work)  # not the repository: `-m` would import from the working folder
+    code, peak = map(int, proc.stdout.split())
     seconds = time.perf_counter() - t
-    error = proc.stderr.read().strip()
+    error = proc.stderr.strip()
     out.unlink(missing_ok=True)
-    peak = usage.ru_maxrss * 1024
     return {"input": name, "memory": memory, "options": extra, "seconds": round(seconds, 2),
             "peak_rss_mib": round(peak / 2**20), "peak_over_budget": round(peak / parse_size(memory), 2) if memory else None,
-            "exit_status": os.waitstatus_to_exitcode(status), "error": error[-300:] or None}
+            "exit_status": code, "error": error[-300:] or None}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="/tmp/ooc-convert-memory")
     ap.add_argument("--before", help="site folder of an earlier commit, run too for comparison")
+    ap.add_argument("--name", default="cpu-convert-memory", help="result name (benchmarks/results/NAME.json)")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -83,7 +93,7 @@ def main():
             r = dict(convert(work, name, memory, extra, site), code=label)
             print(r, flush=True)
             runs.append(r)
-    record("cpu-convert-memory", {"runs": runs})
+    record(a.name, {"runs": runs})
 
 
 if __name__ == "__main__":
