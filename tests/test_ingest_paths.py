@@ -70,20 +70,48 @@ PLAIN_TEXTS = [
 ]
 
 
+PLAIN_TEXTS += [
+    '0 1\nNA 2\n', "0 1\n\"3\" 2\n", "0 1 nan\n", "0 1 0.5\n2 3 inf\n", "0\t1\n2  3\n",  # refused by pyarrow
+    "0 1\n1 2 3\n", "1 2\n18446744073709551616 0\n",                                         # and by all
+]
+
+
+@pytest.mark.parametrize("reader", ["arrow", "loadtxt"])
 @pytest.mark.parametrize("text", PLAIN_TEXTS)
-def test_plain_blocks_read_as_the_precise_reader_does(tmp_path, monkeypatch, text):
-    """``numpy.loadtxt`` on plain blocks gives the edges the line-by-line Block reader gives."""
+def test_plain_blocks_read_as_the_precise_reader_does(tmp_path, monkeypatch, text, reader):
+    """pyarrow's CSV reader and ``numpy.loadtxt`` on plain blocks give the edges (or the error)
+    the line-by-line Block reader gives."""
     from ooc_graph.ingest import formats
 
+    if reader == "arrow":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(formats, "parse_arrow", lambda *a: None)
     path = tmp_path / "e.txt"
     path.write_text(text)
 
     def chunks():
-        src = formats.read_edgelist(path, {"block_bytes": 16})
-        return [(s.tolist(), d.tolist(), None if w is None else w.tolist()) for s, d, w, _ in src.chunks]
+        try:
+            src = formats.read_edgelist(path, {"block_bytes": 16})
+            return [(s.tolist(), d.tolist(), None if w is None else w.tolist()) for s, d, w, _ in src.chunks]
+        except ooc_graph.errors.InputError as err:
+            return str(err)
     fast = chunks()
+    monkeypatch.setattr(formats, "parse_arrow", lambda *a: None)
     monkeypatch.setattr(formats, "parse_plain", lambda *a: None)
-    assert fast == chunks()
+    assert repr(fast) == repr(chunks())
+
+
+def test_arrow_reads_plain_blocks(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from ooc_graph.ingest import formats, text
+
+    used = []
+    monkeypatch.setattr(formats, "parse_arrow", lambda *a: used.append(1) or text.parse_arrow(*a))
+    path = tmp_path / "e.txt"
+    path.write_text("# h\n0\t1\n1\t2\n")
+    assert [s.tolist() for s, *_ in formats.read_edgelist(path, {}).chunks] == [[0, 1]]
+    assert text.parse_arrow(b"0 1\n1 2\n", (2, 3))[1].tolist() == [1, 2] and used
 
 
 @pytest.mark.parametrize("text,line", [

@@ -16,7 +16,7 @@ import numpy as np
 from ooc_graph.errors import InputError, choice
 
 from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
-                   parse_plain, stem)
+                   parse_arrow, parse_plain, stem)
 
 BLOCK_BYTES = 64 << 20
 _INT64_MAX = np.iinfo(np.int64).max
@@ -43,7 +43,8 @@ def _file_progress(f: InputFile) -> dict:
 def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
                 offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES):
     """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``. Plain blocks
-    are parsed by ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
+    are parsed by pyarrow's CSV reader where installed (:func:`~.text.parse_arrow`) or
+    ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
     which also locates a line for the builder's errors (built only when one is needed)."""
     path = f.path
     with f:
@@ -51,7 +52,8 @@ def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes |
             if delimiter:
                 raw = raw.replace(delimiter, b" ")
             start = line0 + first_line - 1
-            plain = None if skip_prefix is not None else parse_plain(raw, cols, comments)
+            plain = None if skip_prefix is not None else (parse_arrow(raw, cols, comments)
+                                                          or parse_plain(raw, cols, comments))
             if plain is not None:
                 src, dst, w = plain
                 if not len(src):

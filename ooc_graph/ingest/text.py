@@ -331,6 +331,42 @@ def parse_plain(raw: bytes, cols: tuple[int, ...], comments: bytes = b"#%"):
     return values["src"].copy(), values["dst"].copy(), values["w"].copy()
 
 
+def parse_arrow(raw: bytes, cols: tuple[int, ...], comments: bytes = b"#%"):
+    """:func:`parse_plain` with pyarrow's CSV reader (on all cores) where pyarrow is installed and
+    the lines are numbers separated by one tab or one space; None otherwise, or for anything the
+    reader refuses (then ``loadtxt``, then :class:`Block`, read the block)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pc
+    except ImportError:
+        return None
+    body = raw[_head(raw, comments):]
+    if any(c in body for c in comments):
+        return None
+    end = body.find(b"\n")
+    first = body[:end if end >= 0 else len(body)].rstrip(b"\r")
+    delimiter = "\t" if b"\t" in first else " "
+    ncol = len(first.split(delimiter.encode()))
+    if ncol not in cols or ncol not in (2, 3) or ncol != len(first.split()):
+        return None
+    types = {"f0": pa.int64(), "f1": pa.int64(), "f2": pa.float64()}
+    try:
+        table = pc.read_csv(
+            pa.py_buffer(body),
+            read_options=pc.ReadOptions(autogenerate_column_names=True, use_threads=True,
+                                        block_size=max(1 << 20, len(body) // (4 * (os.cpu_count() or 1)))),
+            parse_options=pc.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
+            convert_options=pc.ConvertOptions(column_types={k: types[k] for k in list(types)[:ncol]},
+                                              null_values=[], strings_can_be_null=False,
+                                              quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        return None
+    if table.num_columns != ncol or any(c.null_count for c in table.columns):
+        return None
+    src, dst = (table.column(i).to_numpy() for i in (0, 1))
+    return src, dst, (table.column(2).to_numpy() if ncol == 3 else None)
+
+
 def _head(raw: bytes, comments: bytes) -> int:
     """Offset of the first line of ``raw`` that is neither blank nor a comment."""
     pos = 0
