@@ -10,7 +10,7 @@ R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19, edge factor 16, ids 
 ``ooc_graph.generate.rmat``; ``--directed`` (default) keeps arcs as drawn, ``--undirected``
 symmetrises. The raw and text inputs hold the generated store's arcs (deduplicated, so they convert
 to the same store); the text is written once per scale (pyarrow's CSV writer when installed, else
-NumPy) and is ``--text-scale`` at most (default: the scale). Results go to
+NumPy), for scales up to ``--text-scale`` (default 24). Results go to
 ``benchmarks/results/convert-speed-<name>.json`` with the command line and the machine.
 """
 
@@ -84,7 +84,8 @@ def main(argv=None):
     ap.add_argument("--memory", help="conversion memory budget, e.g. 64GB (default: a quarter of RAM)")
     ap.add_argument("--workers", type=int, help="threads generating and sorting (default: cores, max 8)")
     ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="where buckets are sorted")
-    ap.add_argument("--text-scale", type=int, help="largest scale written as text (default: --scale)")
+    ap.add_argument("--text-scale", type=int, default=24,
+                    help="largest scale also converted from text (default 24: ~4.5 GB of text)")
     ap.add_argument("--skip", nargs="*", default=[], choices=("binary", "text"), help="inputs not to convert")
     ap.add_argument("--work", default=None, help="folder for the inputs and stores (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder's files")
@@ -105,7 +106,7 @@ def main(argv=None):
         inputs = []
         if "binary" not in a.skip:
             inputs.append((work / f"rmat{a.scale}.bin32", False))
-        if "text" not in a.skip and a.scale <= (a.text_scale if a.text_scale is not None else a.scale):
+        if "text" not in a.skip and a.scale <= a.text_scale:
             inputs.append((work / f"rmat{a.scale}.txt", True))
         for path, text in inputs:
             if not path.exists():
@@ -113,10 +114,13 @@ def main(argv=None):
                 write_pairs(G, path, text)
                 print(f"wrote {path} ({path.stat().st_size / 1e9:.2f} GB) in {time.perf_counter() - t:.1f} s",
                       flush=True)
+        n = G.num_vertices
         G.close()
+        if not a.keep:
+            store.unlink()  # disk: the inputs and one output at a time
         for path, _ in inputs:
             t = time.perf_counter()
-            with ooc_graph.convert(path, work / "out.h5", directed=a.directed, relabel=False, **opts) as H:
+            with ooc_graph.convert(path, work / "out.h5", directed=a.directed, num_vertices=n, **opts) as H:
                 runs.append(summary(H, time.perf_counter() - t, path.name))
             print(runs[-1], flush=True)
     finally:

@@ -27,6 +27,9 @@ TEXT_BYTES_PER_BYTE = 48
 # HDF5 writes a dataset chunk through buffers of about twice its size (measured: appending to
 # fletcher32 datasets of 32 MiB chunks raises the peak by ~65 MiB).
 HDF5_WRITE_COPIES = 2
+# pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
+# the program: it is used from this budget up (numpy.loadtxt below).
+ARROW_MIN_BUDGET = 2 << 30
 
 
 def data_bytes(memory: int) -> int:
@@ -39,7 +42,7 @@ def reader_options(memory, **opts) -> dict:
     the distinct ids seen so far take the rest): edges per chunk handed over, bytes per text block."""
     share = data_bytes(budget(memory)) // 2
     return dict(opts, chunk_edges=max(1024, share // ADD_BYTES_PER_EDGE),
-                block_bytes=max(4096, share // TEXT_BYTES_PER_BYTE))
+                block_bytes=max(4096, share // TEXT_BYTES_PER_BYTE), arrow=budget(memory) >= ARROW_MIN_BUDGET)
 
 
 def write_buffers(chunk_arcs: int, arcs: int, itemsizes: list[int], csr_itemsizes: list[int], csr_chunk: int) -> int:

@@ -41,9 +41,9 @@ def _file_progress(f: InputFile) -> dict:
 
 
 def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
-                offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES):
+                offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES, arrow=True):
     """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``. Plain blocks
-    are parsed by pyarrow's CSV reader where installed (:func:`~.text.parse_arrow`) or
+    are parsed by pyarrow's CSV reader where installed and ``arrow`` (:func:`~.text.parse_arrow`) or
     ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
     which also locates a line for the builder's errors (built only when one is needed)."""
     path = f.path
@@ -52,7 +52,7 @@ def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes |
             if delimiter:
                 raw = raw.replace(delimiter, b" ")
             start = line0 + first_line - 1
-            plain = None if skip_prefix is not None else (parse_arrow(raw, cols, comments)
+            plain = None if skip_prefix is not None else ((arrow and parse_arrow(raw, cols, comments))
                                                           or parse_plain(raw, cols, comments))
             if plain is not None:
                 src, dst, w = plain
@@ -98,6 +98,11 @@ def _block_edges(blk: Block, cols):
     return src, dst, w, (lambda i: (path, blk.line_of(i)))
 
 
+def _reading(opts) -> dict:
+    """How a text reader reads: bytes per block, and whether pyarrow may parse (``reader_options``)."""
+    return {"block_bytes": _block_bytes(opts), "arrow": opts.get("arrow", True)}
+
+
 def _block_bytes(opts):
     """Text read per block: from the reader's share of the budget, at most 64 MiB."""
     return int(min(BLOCK_BYTES, max(4096, opts.get("block_bytes", BLOCK_BYTES))))
@@ -121,7 +126,7 @@ def read_edgelist(path: Path, opts: dict) -> Source:
     """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments."""
     delim = opts.get("delimiter")
     f = InputFile(path)
-    return Source(_text_edges(f, delimiter=delim.encode() if delim else None, block_bytes=_block_bytes(opts)),
+    return Source(_text_edges(f, delimiter=delim.encode() if delim else None, **_reading(opts)),
                   **_file_progress(f))
 
 
@@ -135,7 +140,7 @@ def read_csv(path: Path, opts: dict) -> Source:
     if not is_header:
         f.close()
         f = InputFile(path)
-    return Source(_text_edges(f, delimiter=delim, first_line=2 if is_header else 1, block_bytes=_block_bytes(opts)),
+    return Source(_text_edges(f, delimiter=delim, first_line=2 if is_header else 1, **_reading(opts)),
                   info={"header": clip(first) if is_header else None}, **_file_progress(f))
 
 
@@ -172,7 +177,7 @@ def read_mtx(path: Path, opts: dict) -> Source:
     weighted = field_ != "pattern"
     n = max(rows, cols)
     chunks = _text_edges(f, cols=(3,) if weighted else (2,), first_line=2 + used, offset=1,
-                         block_bytes=_block_bytes(opts))
+                         **_reading(opts))
     return Source(_declared(chunks, path, nnz, "entries"), weighted=weighted, directed=(sym == "general"),
                   num_vertices=n, info={"entries": nnz, "field": field_, "symmetry": sym}, **_file_progress(f))
 
@@ -196,7 +201,7 @@ def read_gr(path: Path, opts: dict) -> Source:
                              block_bytes=bb)
         return Source(_declared(chunks, path, m_, "arcs"), weighted=True, directed=True, num_vertices=n,
                       info={"problem": kind}, **_file_progress(f))
-    chunks = _text_edges(f, cols=(2, 3), comments=b"c", first_line=1 + used, offset=1, block_bytes=bb)
+    chunks = _text_edges(f, cols=(2, 3), comments=b"c", first_line=1 + used, offset=1, **_reading(opts))
     return Source(_declared(chunks, path, m_, "edges"), weighted=None, directed=False, num_vertices=n,
                   info={"problem": kind}, **_file_progress(f))
 
@@ -240,7 +245,7 @@ def read_ldbc(path: Path, opts: dict) -> Source:
     epath, vpath = ldbc_files(path)
     labels = _vertex_list(vpath, _block_bytes(opts))
     f = InputFile(epath)
-    return Source(_text_edges(f, block_bytes=_block_bytes(opts)), labels=labels,
+    return Source(_text_edges(f, **_reading(opts)), labels=labels,
                   info={"vertex_file": str(vpath), "edge_file": str(epath)}, **_file_progress(f))
 
 

@@ -358,7 +358,8 @@ def parse_arrow(raw: bytes, cols: tuple[int, ...], comments: bytes = b"#%"):
             parse_options=pc.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
             convert_options=pc.ConvertOptions(column_types={k: types[k] for k in list(types)[:ncol]},
                                               null_values=[], strings_can_be_null=False,
-                                              quoted_strings_can_be_null=False))
+                                              quoted_strings_can_be_null=False),
+            memory_pool=pa.system_memory_pool())  # malloc's: freed pages go back (builder's malloc_trim)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return None
     if table.num_columns != ncol or any(c.null_count for c in table.columns):
