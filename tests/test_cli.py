@@ -88,6 +88,15 @@ def test_overwrite_replaces_only_a_store(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.txt", "g.h5", "notes.h5"]
 
 
+def test_convert_device_and_stages(tmp_path, capsys):
+    edges = tmp_path / "e.txt"
+    edges.write_text("0 1\n1 2\n")
+    assert main(["convert", str(edges), str(tmp_path / "g.h5"), "--quiet", "--device", "cpu"]) == 0
+    assert main(["info", str(tmp_path / "g.h5"), "--json"]) == 0
+    assert '"stages"' in capsys.readouterr().out
+    assert main(["generate", "rmat", str(tmp_path / "r.h5"), "--scale", "5", "--quiet", "--device", "cpu"]) == 0
+
+
 def test_console_script_and_demo():
     r = subprocess.run([sys.executable, "-m", "ooc_graph.cli", "demo", "--scale", "8", "--device", "cpu"],
                        capture_output=True, text=True, timeout=120)
