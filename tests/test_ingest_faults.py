@@ -348,9 +348,9 @@ def test_scratch_names_carry_the_pid(tmp_path, monkeypatch):
     seen = []
     real = builder.Spill.append
 
-    def spy(self, *a):
+    def spy(self, *a, **k):
         seen.extend(p.name for p in tmp_path.iterdir())
-        real(self, *a)
+        real(self, *a, **k)
     monkeypatch.setattr(builder.Spill, "append", spy)
     ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False).close()
     assert any(name.startswith(f".g.h5.build-{os.getpid()}-") for name in seen), seen

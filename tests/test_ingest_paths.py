@@ -258,3 +258,19 @@ def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
     monkeypatch.setattr(builder_module.GraphBuilder, "_mark_seen", lambda self, *a: False)
     assert not build(tmp_path / "b.h5")
     assert_same_store(tmp_path / "a.h5", tmp_path / "b.h5")
+
+
+def test_spill_in_memory_holds_int32_where_ids_fit(tmp_path):
+    from ooc_graph.ingest.scratch import Spill
+
+    spill = Spill(tmp_path, "s", weighted=True, narrow=False, weight_dtype=np.float32, in_memory=True)
+    spill.append(np.array([1, 2]), np.array([3, 4]), np.array([0.5, 1.5]), fits_int32=True)
+    spill.append(np.array([2**40]), np.array([5]), np.array([2.5]))
+    assert spill.nbytes == 2 * (4 + 4 + 4) + (8 + 8 + 4)
+    chunks = [tuple(c.tolist() for c in chunk) for chunk in spill.read(2)]
+    assert chunks == [([1, 2], [3, 4], [0.5, 1.5]), ([2**40], [5], [2.5])]
+    assert all(c.dtype == np.int64 for chunk in spill.read(2, wide=False) for c in chunk[:2])
+    spill.to_disk()
+    assert [tuple(c.tolist() for c in chunk) for chunk in spill.read(5)] == [([1, 2, 2**40], [3, 4, 5], [0.5, 1.5, 2.5])]
+    spill.remove()
+    assert list(tmp_path.iterdir()) == []

@@ -171,7 +171,7 @@ class GraphBuilder(StoreWriting):
                 self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
                 del ids
         try:
-            self._spill.append(src, dst, weight)
+            self._spill.append(src, dst, weight, fits_int32=lo >= 0 and hi <= _INT32_MAX)
             if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
                 self._spill.to_disk()
         except OSError as err:

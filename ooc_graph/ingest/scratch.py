@@ -46,12 +46,17 @@ class Spill:
     @property
     def nbytes(self) -> int:
         """Bytes the items take (in memory or on disk)."""
+        if self.pieces is not None:
+            return sum(v.nbytes for piece in self.pieces for v in piece.values())
         return self.count * sum(self.dtypes[c].itemsize for c in self.paths)
 
-    def append(self, src, dst, w=None):
+    def append(self, src, dst, w=None, *, fits_int32: bool = False):
+        """Append items; in memory, ids are held as int32 where ``fits_int32`` says they all fit
+        (read back in the spill's type)."""
         cols = {"src": src, "dst": dst, "w": w}
         if self.pieces is not None:  # copies: the caller may reuse its arrays
-            self.pieces.append({c: np.array(cols[c], dtype=self.dtypes[c]) for c in self.paths})
+            ids = np.dtype(np.int32) if fits_int32 else self.dtypes["src"]
+            self.pieces.append({c: np.array(cols[c], dtype=ids if c != "w" else self.dtypes[c]) for c in self.paths})
         else:
             for c, p in self.paths.items():
                 with open(p, "ab") as f:
@@ -66,7 +71,7 @@ class Spill:
         for c, p in self.paths.items():
             with open(p, "ab") as f:
                 for piece in pieces:
-                    piece.pop(c).tofile(f)
+                    piece.pop(c).astype(self.dtypes[c], copy=False).tofile(f)
         del pieces
 
     def read(self, step: int, *, wide: bool = True):
@@ -81,8 +86,8 @@ class Spill:
             for piece in self.pieces:
                 for a in range(0, len(piece["src"]), step):
                     cols = {c: v[a:a + step] for c, v in piece.items()}
-                    if wide:
-                        cols["src"], cols["dst"] = (cols[c].astype(np.int64, copy=False) for c in ("src", "dst"))
+                    ids = np.int64 if wide else self.dtypes["src"]
+                    cols["src"], cols["dst"] = (cols[c].astype(ids, copy=False) for c in ("src", "dst"))
                     yield cols["src"], cols["dst"], cols.get("w")
             return
         files = {c: open(p, "rb") for c, p in self.paths.items()}
@@ -107,7 +112,7 @@ class Spill:
         if self.pieces is not None:
             cols = {}
             for c in self.paths:  # one column at a time: the pieces go as their column is joined
-                cols[c] = np.concatenate([piece.pop(c) for piece in self.pieces])
+                cols[c] = np.concatenate([piece.pop(c) for piece in self.pieces]).astype(self.dtypes[c], copy=False)
             self.pieces = []
             return cols["src"], cols["dst"], cols.get("w")
         src, dst, w = next(self.read(self.count, wide=False))
