@@ -274,3 +274,17 @@ def test_spill_in_memory_holds_int32_where_ids_fit(tmp_path):
     assert [tuple(c.tolist() for c in chunk) for chunk in spill.read(5)] == [([1, 2, 2**40], [3, 4, 5], [0.5, 1.5, 2.5])]
     spill.remove()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint16])
+def test_id_types_give_one_store(tmp_path, dtype):
+    """Narrow id arrays are checked and spilled as they are: the store is the int64 one."""
+    rng = np.random.default_rng(8)
+    src, dst, _ = random_edges(rng, n=500, m=3000)
+    for name, (s, d) in (("wide", (src, dst)), ("narrow", (src.astype(dtype), dst.astype(dtype)))):
+        ooc_graph.convert((s * 3, d * 3), tmp_path / f"{name}.h5", progress=False).close()  # relabelled
+        ooc_graph.convert((s, d), tmp_path / f"{name}-n.h5", num_vertices=500, progress=False).close()
+    assert_same_store(tmp_path / "wide.h5", tmp_path / "narrow.h5")
+    assert_same_store(tmp_path / "wide-n.h5", tmp_path / "narrow-n.h5")
+    with pytest.raises(ooc_graph.errors.InputError, match="out of range"):
+        ooc_graph.convert((src.astype(dtype), dst.astype(dtype)), tmp_path / "x.h5", num_vertices=400, progress=False)

@@ -133,8 +133,9 @@ class GraphBuilder(StoreWriting):
                 raise InputError(f"vertex ids must be integers (got dtype {arr.dtype})")
             if arr.dtype == np.uint64 and arr.size:
                 self._fail("vertex id above 2**63-1, the largest the store holds", arr > _INT64_MAX, arr, locate)
-        src = src.astype(np.int64, copy=False)
-        dst = dst.astype(np.int64, copy=False)
+        if src.dtype.itemsize == 8 or dst.dtype != src.dtype:  # (narrower ids are checked as they are)
+            src = src.astype(np.int64, copy=False)
+            dst = dst.astype(np.int64, copy=False)
         if self.weighted:
             if weight is None:
                 raise InputError("the graph is weighted but this chunk of edges has no weights")
@@ -144,6 +145,7 @@ class GraphBuilder(StoreWriting):
             weight = self._stored_weights(weight, locate)
         if src.size == 0:
             return
+        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
         if self.labels is not None:
             for arr in (src, dst):
                 pos = np.clip(np.searchsorted(self.labels, arr), 0, max(len(self.labels) - 1, 0))
@@ -151,17 +153,17 @@ class GraphBuilder(StoreWriting):
                 if bad.any():
                     self._fail("edge refers to a vertex that is not in the vertex list", bad, arr, locate)
         elif self.num_vertices is not None and self.relabel is not True:
-            for arr in (src, dst):
-                bad = (arr < 0) | (arr >= self.num_vertices)
-                if bad.any():
-                    self._fail(f"vertex id out of range [0, {self.num_vertices})", bad, arr, locate)
-        elif self.relabel is False:
+            if lo < 0 or hi >= self.num_vertices:  # (the extremes say whether any is out)
+                for arr in (src, dst):
+                    bad = (arr < 0) | (arr >= self.num_vertices)
+                    if bad.any():
+                        self._fail(f"vertex id out of range [0, {self.num_vertices})", bad, arr, locate)
+        elif self.relabel is False and lo < 0:
             for arr in (src, dst):
                 bad = arr < 0
                 if bad.any():
                     self._fail("negative vertex id (pass relabel=True to map arbitrary ids to 0..n-1)",
                                bad, arr, locate)
-        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
         self._min = lo if self._min is None else min(self._min, lo)
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
@@ -227,7 +229,7 @@ class GraphBuilder(StoreWriting):
     def _note_ids(self, ids):
         """Keep the distinct ids seen (for relabelling): merged once the unmerged ones take an
         eighth of the budget (the merged set itself is per-vertex memory)."""
-        self._uniques.append(ids)
+        self._uniques.append(ids.astype(np.int64, copy=False))
         self._unique_total += len(ids)
         pending = self._unique_total - (len(self._uniques[0]) if len(self._uniques) > 1 else 0)
         if len(self._uniques) > 8 or 8 * pending > M.data_bytes(self.memory) // 8:
