@@ -2,10 +2,12 @@
 
 Both pack an arc into one int64 key, ``(row - lo) * n + column``, sort it (a stable argsort where
 weights ride along, so repeated arcs keep their input order), merge repeats keeping the smallest
-weight, and decode the keys into the store's id type. The GPU sorts with Thrust (CuPy's stable
-sort) and merges weights on the host with the same ``numpy.minimum.reduceat``, so the two give the
-same arrays bit for bit (``tests/test_ingest_paths.py``, and its GPU test). One bucket at a time
-uses the GPU; a bucket that does not fit its free memory is sorted on the CPU.
+weight, and decode the keys into the store's id type. The GPU sorts with Thrust (CuPy) and merges
+weights on the host with the same ``numpy.minimum.reduceat``; a minimum does not depend on the
+order of the repeats, so the two give the same arrays bit for bit (``tests/test_ingest_paths.py``,
+and its GPU test). Weighted repeats that are kept (``dedupe=False``) are sorted on the CPU, whose
+stable order the store then keeps. One bucket at a time uses the GPU; a bucket that does not fit
+its free memory is sorted on the CPU.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def sort_bucket(arcs: list, lo: int, hi: int, n: int, *, dedupe: bool, id_dtype,
         arcs.clear()
         rows, cols, w = sort_arcs(rows.astype(np.int64), cols.astype(np.int64), w, n, dedupe=dedupe)
         return rows.astype(id_dtype), cols.astype(id_dtype), w, "cpu"
-    if gpu and len(arcs[0]) >= GPU_MIN_ARCS:
+    # Weighted repeats kept as they are (dedupe off) need a stable order: the CPU's, for certain.
+    if gpu and len(arcs[0]) >= GPU_MIN_ARCS and (arcs[2] is None or dedupe):
         with _GPU:
             if _fits_device(len(arcs[0])):
                 return (*_sort_gpu(arcs, lo, n, dedupe, id_dtype), "gpu")
@@ -116,7 +119,7 @@ def _sort_gpu(arcs, lo, n, dedupe, id_dtype):
     if w is None:
         key.sort()  # Thrust's (stable) sort
     else:
-        order = cp.argsort(key)  # stable: repeats keep their input order, as on the CPU
+        order = cp.argsort(key)  # repeats are merged (min weight): their order does not matter
         key = key[order]
         w = cp.asnumpy(cp.asarray(w)[order])  # device→host: the weights in key order
         del order
