@@ -287,7 +287,7 @@ def test_spill_in_memory_holds_int32_where_ids_fit(tmp_path):
     assert spill.nbytes == 2 * (4 + 4 + 4) + (8 + 8 + 4)
     chunks = [tuple(c.tolist() for c in chunk) for chunk in spill.read(2)]
     assert chunks == [([1, 2], [3, 4], [0.5, 1.5]), ([2**40], [5], [2.5])]
-    assert all(c.dtype == np.int64 for chunk in spill.read(2, wide=False) for c in chunk[:2])
+    assert [chunk[0].dtype for chunk in spill.read(2, wide=False)] == [np.int32, np.int64]  # as held
     spill.to_disk()
     assert [tuple(c.tolist() for c in chunk) for chunk in spill.read(5)] == [([1, 2, 2**40], [3, 4, 5], [0.5, 1.5, 2.5])]
     spill.remove()
@@ -306,3 +306,21 @@ def test_id_types_give_one_store(tmp_path, dtype):
     assert_same_store(tmp_path / "wide-n.h5", tmp_path / "narrow-n.h5")
     with pytest.raises(ooc_graph.errors.InputError, match="out of range"):
         ooc_graph.convert((src.astype(dtype), dst.astype(dtype)), tmp_path / "x.h5", num_vertices=400, progress=False)
+
+
+def test_negative_ids_relabelled_through_the_table(tmp_path):
+    """Chunks held as int32 beside a chunk with a negative id: the table's base is negative and
+    the int32 chunks are widened before it is subtracted (near 2**31 they would wrap)."""
+    chunks = [(np.array([1000, 0]), np.array([1, 999])), (np.array([-5]), np.array([0]))]
+    with builder_module.GraphBuilder(tmp_path / "g.h5", directed=True, weighted=False, progress=False) as b:
+        for s, d in chunks:
+            b.add(s, d)
+        assert b._spill.pieces[0]["src"].dtype == np.int32
+        b.finish()
+        assert b._lut is not None and b._lut_base == -5
+    with ooc_graph.open(tmp_path / "g.h5") as G:
+        assert G.labels.tolist() == [-5, 0, 1, 999, 1000]
+        indptr, indices = G.csr("out")[:2]
+        arcs = sorted((int(G.labels[u]), int(G.labels[v]))
+                      for u in range(5) for v in indices[indptr[u]:indptr[u + 1]])
+    assert arcs == [(-5, 0), (0, 999), (1000, 1)]

@@ -269,12 +269,14 @@ class GraphBuilder(StoreWriting):
 
     def _mapped(self, step, id_dtype):
         """Spill chunks as internal arcs in ``id_dtype``: ids mapped, self-loops dropped, symmetrised."""
-        for src, dst, w in self._spill.read(step, wide=self._label_map is not None):
+        for src, dst, w in self._spill.read(step, wide=self._label_map is not None and self._lut is None):
             yield self._map(src, dst, w, id_dtype)
 
     def _map(self, src, dst, w, id_dtype):
         """A spill chunk as internal arcs (:meth:`_mapped`); runs on worker threads too."""
         if self._lut is not None:  # a gather: ids span little more than the vertices
+            if self._lut_base < 0:  # int32 ids minus a negative base could wrap
+                src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
             src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
         elif self._label_map is not None:
             src = np.searchsorted(self._label_map, src).astype(id_dtype)
@@ -382,7 +384,8 @@ class GraphBuilder(StoreWriting):
                 [B.partition(out_edges, src, src, dst, w)] if self.directed else [])
 
         # Chunks alive at once: one per worker, the results waiting in order, the one being read.
-        chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=self._label_map is not None)
+        wide = self._label_map is not None and self._lut is None
+        chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=wide)
         for count, sides in ordered_map(partition, chunks, self.workers):  # appended in input order
             for buckets, parts in zip((in_buckets, out_buckets), sides):
                 for i, s, d, x in parts:

@@ -76,7 +76,7 @@ class Spill:
 
     def read(self, step: int, *, wide: bool = True):
         """Yield (src, dst, w-or-None) chunks of at most ``step`` items; ids as int64 with ``wide``,
-        else as stored.
+        else as stored (in memory: int32 where a piece's ids fit, else the spill's type).
 
         Plain reads, not memory maps: mapped pages would count against the process's memory.
         """
@@ -86,8 +86,8 @@ class Spill:
             for piece in self.pieces:
                 for a in range(0, len(piece["src"]), step):
                     cols = {c: v[a:a + step] for c, v in piece.items()}
-                    ids = np.int64 if wide else self.dtypes["src"]
-                    cols["src"], cols["dst"] = (cols[c].astype(ids, copy=False) for c in ("src", "dst"))
+                    if wide:
+                        cols["src"], cols["dst"] = (cols[c].astype(np.int64, copy=False) for c in ("src", "dst"))
                     yield cols["src"], cols["dst"], cols.get("w")
             return
         files = {c: open(p, "rb") for c, p in self.paths.items()}
