@@ -89,14 +89,40 @@ def tight_parent(indptr, indices, rows, dst_lo, weight, weighted, plus, dist, pa
         parent[v] = best
 
 
-@njit(parallel=True, **_OPTS)
+@njit(**_OPTS)
 def pull_sum(indptr, indices, rows, dst_lo, x, out):
     """``out[v] += Σ_{u->v} x[u]``, each row summed in CSR order (as scipy's product does)."""
+    for r in range(rows.size):
+        s = 0.0
+        for j in range(indptr[r], indptr[r + 1]):
+            s += x[indices[j]]
+        out[rows[r] + dst_lo] += s
+
+
+@njit(parallel=True, **_OPTS)
+def pull_sum_parallel(indptr, indices, rows, dst_lo, x, out):
+    """:func:`pull_sum` with the rows shared among numba's threads (same sums)."""
     for r in prange(rows.size):
         s = 0.0
         for j in range(indptr[r], indptr[r + 1]):
             s += x[indices[j]]
         out[rows[r] + dst_lo] += s
+
+
+@njit(**_OPTS)
+def pagerank_step(y, x, p, uniform, inv, alpha, lost, contrib):
+    """:func:`.cpu.pagerank_step` in one pass over the range (``p`` empty: ``uniform`` everywhere)."""
+    err = 0.0
+    dangling = 0.0
+    for v in range(x.size):
+        pv = p[v] if p.size else uniform
+        new = alpha * (y[v] + lost * pv) + (1 - alpha) * pv
+        err += abs(new - x[v])
+        if inv[v] == 0:
+            dangling += new
+        contrib[v] = new * inv[v]
+        x[v] = new
+    return err, dangling
 
 
 @njit(**_OPTS)
