@@ -47,6 +47,11 @@ def compiled():
     return _compiled_module or None
 
 
+def _threads() -> int:
+    import numba
+    return numba.get_num_threads()
+
+
 def _weights(weight, plus):
     """(weights as a float64 array, weighted, constant) for the compiled kernels."""
     if plus is None:
@@ -61,8 +66,12 @@ def _ids(indices):
     return indices.view(np.uint32) if indices.dtype == np.int32 else indices
 
 
-# Batches with at least this many arcs share a pull-sum among numba's threads (NUMBA_NUM_THREADS).
+# Batches with at least this many arcs share a pull-sum among numba's threads, where there are at
+# least PARALLEL_MIN_THREADS (NUMBA_NUM_THREADS). On the 2-core development machine, shared with
+# other processes, two threads made a pull-sum 0.8x on a quiet moment and up to 8x when the
+# other core was busy (a fork-join waits for its slowest thread): one thread there.
 PARALLEL_MIN_ARCS = 1 << 16
+PARALLEL_MIN_THREADS = 4
 
 
 _NO_WEIGHTS = np.zeros(0, np.float64)
@@ -125,7 +134,8 @@ def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
     fast = compiled()
     if fast is not None and batch.num_arcs and out.dtype == np.float64 and x.dtype == np.float64:
         m = batch.matrix
-        kernel = fast.pull_sum_parallel if batch.num_arcs >= PARALLEL_MIN_ARCS else fast.pull_sum
+        parallel = batch.num_arcs >= PARALLEL_MIN_ARCS and _threads() >= PARALLEL_MIN_THREADS
+        kernel = fast.pull_sum_parallel if parallel else fast.pull_sum
         kernel(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, x, out)
     elif batch.num_arcs:
         if batch.rows.size == batch.dst_hi - batch.dst_lo:  # every destination of the range has arcs
@@ -286,6 +296,9 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
     w, weighted, c = _weights(weights, plus)
     track = parent is not None
     parent = parent if track else _NO_IDS
+    if not weighted and c == 1.0 and fast.fresh(state, frontier):
+        queue = np.empty(state.size, np.int32 if state.size < 2**31 else np.int64)
+        return fast.bfs_unit(indptr, _ids(indices), frontier, state, parent, track, queue)
     if not weighted and (frontier.size == 0 or np.all(state[frontier] == state[frontier[0]])):
         return fast.bfs_queue(indptr, _ids(indices), c, frontier, state, parent, track)
     return fast.dijkstra(indptr, _ids(indices), w, weighted, c, frontier, state, parent, track)

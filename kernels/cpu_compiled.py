@@ -186,39 +186,92 @@ def bfs_queue(indptr, indices, plus, frontier, state, parent, track):
 
 
 @njit(**_OPTS)
-def _sift_up(heap, pos, key, i):
-    v = heap[i]
-    k = key[v]
+def fresh(state, frontier):
+    """Whether every vertex outside ``frontier`` holds inf and the frontier holds 0 (a BFS or
+    SSSP from scratch: :func:`bfs_unit` applies)."""
+    unreached = 0
+    for v in range(state.size):
+        unreached += np.isinf(state[v]) and state[v] > 0
+    for i in range(frontier.size):
+        if state[frontier[i]] != 0:
+            return False
+    return unreached == state.size - frontier.size
+
+
+@njit(**_OPTS)
+def bfs_unit(indptr, indices, frontier, state, parent, track, queue):
+    """:func:`bfs_queue` for ``plus == 1`` from a fresh state (:func:`fresh`): values are the
+    levels, exact, so a byte per vertex (1 + level mod 255) says whether it was reached and
+    which arcs may be tight; the random reads hit n bytes instead of n float64s. ``queue``: n
+    slots, int32 where ids fit."""
+    n = state.size
+    mark = np.zeros(n, np.uint8)
+    tail = frontier.size
+    for i in range(tail):
+        queue[i] = frontier[i]
+        mark[frontier[i]] = 1
+    head, arcs, level, level_end = 0, 0, 0, tail
+    want = np.uint8(2)
+    while head < tail:
+        if head == level_end:  # the next level starts
+            level += 1
+            level_end = tail
+            want = np.uint8(1 + (level + 1) % 255)
+        u = queue[head]
+        head += 1
+        cand = state[u] + 1.0
+        start, stop = indptr[u], indptr[u + 1]
+        arcs += stop - start
+        for j in range(start, stop):
+            v = indices[j]
+            m = mark[v]
+            if m == 0:
+                mark[v] = want
+                state[v] = cand
+                queue[tail] = v
+                tail += 1
+                if track:
+                    parent[v] = u
+            elif track and m == want and u < parent[v] and state[v] == cand:
+                parent[v] = u
+    return (level + 1 if tail else 0), arcs
+
+
+@njit(**_OPTS)
+def _sift_up(keys, verts, pos, i, k, v):
+    """Place vertex v with key k at slot i or above (keys live in the heap: sifting reads them
+    contiguously, not through the vertex)."""
     while i > 0:
         p = (i - 1) >> 1
-        u = heap[p]
-        if key[u] <= k:
+        if keys[p] <= k:
             break
-        heap[i] = u
-        pos[u] = i
+        keys[i] = keys[p]
+        verts[i] = verts[p]
+        pos[verts[i]] = i
         i = p
-    heap[i] = v
+    keys[i] = k
+    verts[i] = v
     pos[v] = i
 
 
 @njit(**_OPTS)
-def _sift_down(heap, pos, key, size):
+def _sift_down(keys, verts, pos, size, k, v):
+    """Place vertex v with key k at the root or below."""
     i = 0
-    v = heap[0]
-    k = key[v]
     while True:
         c = 2 * i + 1
         if c >= size:
             break
-        if c + 1 < size and key[heap[c + 1]] < key[heap[c]]:
+        if c + 1 < size and keys[c + 1] < keys[c]:
             c += 1
-        u = heap[c]
-        if key[u] >= k:
+        if keys[c] >= k:
             break
-        heap[i] = u
-        pos[u] = i
+        keys[i] = keys[c]
+        verts[i] = verts[c]
+        pos[verts[i]] = i
         i = c
-    heap[i] = v
+    keys[i] = k
+    verts[i] = v
     pos[v] = i
 
 
@@ -229,42 +282,42 @@ def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, 
     was settled is queued again, so the fixed point is reached whatever the increments. Returns
     (1 + the most arcs on a path that lowered a value, arcs scanned)."""
     n = state.size
-    heap = np.empty(n, np.int64)
+    keys = np.empty(n, np.float64)
+    verts = np.empty(n, np.int64)
     pos = np.full(n, -1, np.int64)
-    hops = np.zeros(n, np.int64)
+    hops = np.zeros(n, np.int32)
     size, arcs, top, any_vertex = 0, 0, 0, False
     for i in range(frontier.size):
         u = frontier[i]
         any_vertex = True
         if pos[u] < 0:
-            heap[size] = u
             size += 1
-            _sift_up(heap, pos, state, size - 1)
+            _sift_up(keys, verts, pos, size - 1, state[u], u)
     while size:
-        u = heap[0]
+        u = verts[0]
+        du = keys[0]
         pos[u] = -1
         size -= 1
         if size:
-            heap[0] = heap[size]
-            _sift_down(heap, pos, state, size)
-        du = state[u]
-        arcs += indptr[u + 1] - indptr[u]
-        for j in range(indptr[u], indptr[u + 1]):
+            _sift_down(keys, verts, pos, size, keys[size], verts[size])
+        start, stop = indptr[u], indptr[u + 1]
+        arcs += stop - start
+        for j in range(start, stop):
             v = indices[j]
             cand = du + (weights[j] if weighted else plus)
-            if cand < state[v]:
+            dv = state[v]
+            if cand < dv:
                 state[v] = cand
                 if track:
                     parent[v] = u if du < cand else n
                 hops[v] = hops[u] + 1
                 top = max(top, hops[v])
                 if pos[v] < 0:
-                    heap[size] = v
                     size += 1
-                    _sift_up(heap, pos, state, size - 1)
+                    _sift_up(keys, verts, pos, size - 1, cand, v)
                 else:
-                    _sift_up(heap, pos, state, pos[v])
-            elif track and cand == state[v] and du < cand and u < parent[v]:
+                    _sift_up(keys, verts, pos, pos[v], cand, v)
+            elif track and cand == dv and du < cand and u < parent[v]:
                 parent[v] = u
     return (top + 1 if any_vertex else 0), arcs
 
@@ -294,9 +347,12 @@ def resolve_plateaus(indptr, indices, weights, weighted, plus, dist, parent, roo
     resolved = np.zeros(0, np.bool_)
     while True:
         missing = 0
-        for v in range(n):
-            if parent[v] == n and np.isfinite(dist[v]):
-                missing += 1
+        for v in range(n):  # unreached vertices get -1 on the way (as sources they relax nothing)
+            if parent[v] == n:
+                if np.isfinite(dist[v]):
+                    missing += 1
+                else:
+                    parent[v] = -1
         if not missing:
             break
         resolved = parent < n  # a snapshot: this round resolves from the vertices resolved before it
