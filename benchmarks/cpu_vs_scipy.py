@@ -41,16 +41,6 @@ CALLS = {
 }
 
 
-def timed(fn, reps):
-    """(median seconds, min seconds, last result) over ``reps`` calls."""
-    times, out = [], None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), float(min(times)), out
-
-
 def store_for(path: Path, work: Path, weighted=False) -> Path:
     name = path.name.split(".")[0] + ("-w" if weighted else "") + ".h5"
     out = work / name
@@ -81,17 +71,32 @@ def cold(store: Path, algo: str, iterations: int, jit_cache: str | None) -> floa
     return float(run.stdout.split()[-1])
 
 
-def ours(G, algo, reps, iterations=None, compiled=True):
+def our_call(G, algo, iterations=None):
+    return eval("lambda: " + CALLS[algo].replace("ITER", str(iterations)), {"ooc_graph": ooc_graph, "G": G})
+
+
+def side_by_side(theirs, mine, reps, compiled=True):
+    """Alternate scipy's call and ours ``reps`` times (the machine is shared: both see the same
+    load), after one warm-up each. Returns (scipy entry, our entry, our last result)."""
     cpu.USE_COMPILED = compiled
     try:
-        fn = eval("lambda: " + CALLS[algo].replace("ITER", str(iterations)), {"ooc_graph": ooc_graph, "G": G})
-        fn()  # the engine reads and keeps the chunks / CSR
-        med, best, r = timed(fn, reps)
+        theirs(), mine()
+        t_s, t_o, r = [], [], None
+        for _ in range(reps):
+            t = time.perf_counter()
+            theirs()
+            t_s.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            r = mine()
+            t_o.append(time.perf_counter() - t)
     finally:
         cpu.USE_COMPILED = True
+    ratios = [o / s for o, s in zip(t_o, t_s)]
     kernel = sum(p["seconds"] for p in r.passes)
-    return {"warm_seconds": med, "warm_min_seconds": best, "kernel_seconds": kernel,
-            "iterations": r.iterations, "kinds": sorted({p["kind"] for p in r.passes})}, r
+    return ({"seconds": float(np.median(t_s)), "min_seconds": min(t_s)},
+            {"warm_seconds": float(np.median(t_o)), "warm_min_seconds": min(t_o), "kernel_seconds": kernel,
+             "iterations": r.iterations, "kinds": sorted({p["kind"] for p in r.passes}),
+             "ratio_to_scipy_median": float(np.median(ratios)), "ratio_to_scipy_min": min(t_o) / min(t_s)}, r)
 
 
 def road(a, path: Path, work: Path):
@@ -109,10 +114,10 @@ def road(a, path: Path, work: Path):
         algos = ("sssp",) if weighted else ("bfs", "sssp", "wcc")
         for algo in algos:
             key = algo + ("_weighted" if weighted else "")
-            entry = {"graph": store.name, "num_vertices": n, "num_arcs": G.num_arcs}
-            entry["scipy_seconds"], entry["scipy_min_seconds"], ref = timed(scipy_calls[algo], a.reps)
-            entry["compiled"], r = ours(G, algo, a.reps)
-            entry["ratio_to_scipy"] = entry["compiled"]["warm_seconds"] / entry["scipy_seconds"]
+            entry = {"graph": store.name, "num_vertices": n, "num_arcs": G.num_arcs,
+                     "scipy_call": scipy_calls[algo].__code__.co_names[-1]}
+            entry["scipy"], entry["compiled"], r = side_by_side(scipy_calls[algo], our_call(G, algo), a.reps)
+            ref = scipy_calls[algo]()
             with tempfile.TemporaryDirectory() as empty:
                 entry["compiled"]["cold_seconds"] = cold(store, algo, 0, None)
                 entry["compiled"]["cold_empty_jit_cache_seconds"] = cold(store, algo, 0, empty)
@@ -122,11 +127,10 @@ def road(a, path: Path, work: Path):
                 labels = np.full(ref[1].max() + 1, n)
                 np.minimum.at(labels, ref[1], np.arange(n))
                 entry["equals_scipy"] = bool(np.array_equal(r.labels, labels[ref[1]]))
-            else:
-                entry["equals_scipy"] = bool(np.array_equal(np.sort(np.flatnonzero(r.reachable)), np.sort(ref)))
+            else:  # the same vertices reached (csgraph's BFS returns no depths)
+                entry["equals_scipy"] = bool(np.array_equal(np.flatnonzero(r.reachable), np.sort(ref[0])))
             if a.reference:
-                entry["numpy"], rn = ours(G, algo, 1, compiled=False)
-                entry["numpy_ratio_to_scipy"] = entry["numpy"]["warm_seconds"] / entry["scipy_seconds"]
+                _, entry["numpy"], rn = side_by_side(scipy_calls[algo], our_call(G, algo), 1, compiled=False)
                 entry["equals_numpy"] = all(np.array_equal(x, rn.arrays()[k]) for k, x in r.arrays().items())
             res[key] = entry
             print(key, json.dumps(entry), flush=True)
@@ -142,27 +146,32 @@ def pagerank(a, path: Path, work: Path):
     indptr, indices, _ = G.csr("in")
     A = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n))
     x = np.random.default_rng(0).random(n)
-    res = {"graph": store.name, "num_vertices": n, "num_arcs": G.num_arcs, "iterations": a.iterations}
-    spmv, spmv_min, _ = timed(lambda: A @ x, 50)
-    res["scipy_spmv_ms"], res["scipy_spmv_min_ms"] = 1e3 * spmv, 1e3 * spmv_min
+    it = a.iterations
+    res = {"graph": store.name, "num_vertices": n, "num_arcs": G.num_arcs, "iterations_per_call": it}
+
+    def spmvs():  # as many SpMVs as our call has iterations: per-iteration figures compare directly
+        for _ in range(it):
+            A @ x
+
     threads = numba.get_num_threads()
     for t in sorted({1, threads}):
         numba.set_num_threads(t)
-        entry, r = ours(G, "pagerank", a.reps, a.iterations)
+        cpu.PARALLEL_MIN_THREADS = 1 if t > 1 else 4  # force the parallel pull-sum when timing 2+ threads
+        s, entry, r = side_by_side(spmvs, our_call(G, "pagerank", it), a.reps)
+        res["scipy_spmv_ms"] = 1e3 * s["seconds"] / it
         entry["ms_per_iteration"] = 1e3 * entry["warm_seconds"] / r.iterations
-        entry["ratio_to_scipy_spmv"] = entry["ms_per_iteration"] / res["scipy_spmv_ms"]
+        entry["scipy_spmv_ms_same_run"] = 1e3 * s["seconds"] / it
         res[f"compiled_{t}_threads"] = entry
     numba.set_num_threads(threads)
+    cpu.PARALLEL_MIN_THREADS = 4
     with tempfile.TemporaryDirectory() as empty:
-        res["cold_seconds"] = cold(store, "pagerank", a.iterations, None)
-        res["cold_empty_jit_cache_seconds"] = cold(store, "pagerank", a.iterations, empty)
+        res["cold_seconds"] = cold(store, "pagerank", it, None)
+        res["cold_empty_jit_cache_seconds"] = cold(store, "pagerank", it, empty)
     if a.reference:
-        entry, _ = ours(G, "pagerank", a.reps, a.iterations, compiled=False)
-        entry["ms_per_iteration"] = 1e3 * entry["warm_seconds"] / a.iterations
-        entry["ratio_to_scipy_spmv"] = entry["ms_per_iteration"] / res["scipy_spmv_ms"]
+        s, entry, _ = side_by_side(spmvs, our_call(G, "pagerank", it), a.reps, compiled=False)
+        entry["ms_per_iteration"] = 1e3 * entry["warm_seconds"] / it
+        entry["scipy_spmv_ms_same_run"] = 1e3 * s["seconds"] / it
         res["numpy"] = entry
-    spmv2, _, _ = timed(lambda: A @ x, 50)  # the machine is shared: scipy again after ours
-    res["scipy_spmv_ms_after"] = 1e3 * spmv2
     G.close()
     print("pagerank", json.dumps(res), flush=True)
     return res
