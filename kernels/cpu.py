@@ -301,7 +301,9 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
         return fast.bfs_unit(indptr, _ids(indices), frontier, state, parent, track, queue)
     if not weighted and (frontier.size == 0 or np.all(state[frontier] == state[frontier[0]])):
         return fast.bfs_queue(indptr, _ids(indices), c, frontier, state, parent, track)
-    return fast.dijkstra(indptr, _ids(indices), w, weighted, c, frontier, state, parent, track)
+    ids = np.int32 if state.size < 2**31 else np.int64
+    return fast.dijkstra(indptr, _ids(indices), w, weighted, c, frontier, state, parent, track,
+                         np.empty(state.size, ids), np.full(state.size, -1, ids))
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

@@ -219,7 +219,7 @@ def bfs_unit(indptr, indices, frontier, state, parent, track, queue):
             want = np.uint8(1 + (level + 1) % 255)
         u = queue[head]
         head += 1
-        cand = state[u] + 1.0
+        cand = level + 1.0  # state[u] is its level: no read
         start, stop = indptr[u], indptr[u + 1]
         arcs += stop - start
         for j in range(start, stop):
@@ -276,15 +276,14 @@ def _sift_down(keys, verts, pos, size, k, v):
 
 
 @njit(**_OPTS)
-def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, track):
+def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, track, verts, pos):
     """Min-relaxation to the fixed point with an indexed binary heap (Dijkstra from several
     sources, starting values ``state``), for non-negative increments; a vertex lowered after it
     was settled is queued again, so the fixed point is reached whatever the increments. Returns
-    (1 + the most arcs on a path that lowered a value, arcs scanned)."""
+    (1 + the most arcs on a path that lowered a value, arcs scanned). ``verts`` (n slots) and
+    ``pos`` (n times -1) are scratch, int32 where ids fit: 20 bytes a vertex in all."""
     n = state.size
     keys = np.empty(n, np.float64)
-    verts = np.empty(n, np.int64)
-    pos = np.full(n, -1, np.int64)
     hops = np.zeros(n, np.int32)
     size, arcs, top, any_vertex = 0, 0, 0, False
     for i in range(frontier.size):
