@@ -280,6 +280,11 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
     return np.array([err, dangling])
 
 
+def whole_traversals() -> bool:
+    """Whether :func:`traverse_min` and :func:`tree_parents` can run (the compiled kernels are on)."""
+    return compiled() is not None
+
+
 def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
     """``relax_min`` to the fixed point over a whole out-CSR held in memory, in one compiled
     call: a FIFO queue where ``plus`` is a constant and the frontier's values are equal (BFS),

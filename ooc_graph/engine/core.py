@@ -206,10 +206,11 @@ class Engine(ChunkStream):
         return iterations
 
     def _whole_csr(self, plus):
-        """The out-CSR for a whole compiled traversal (``kernels.traverse_min``): one process,
-        a backend that has it, increments that cannot be negative, and a CSR in the budget."""
-        g = self.graph
-        if not WHOLE_TRAVERSAL or getattr(self.backend.kernels, "traverse_min", None) is None or self.comm.size > 1:
+        """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and
+        ``tree_parents``): one process, a backend whose ``whole_traversals()`` says it can,
+        increments that cannot be negative, and a CSR in the budget; else None."""
+        g, k = self.graph, self.backend.kernels
+        if not WHOLE_TRAVERSAL or self.comm.size > 1 or not getattr(k, "whole_traversals", lambda: False)():
             return None
         if (plus is None and g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0) or \
                 (plus is not None and not plus >= 0):
@@ -244,7 +245,7 @@ class Engine(ChunkStream):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
         Where the compiled CPU kernels hold the CSR in memory, one traversal does both."""
         k = self.backend.kernels
-        if getattr(k, "tree_parents", None) is not None and self._whole_csr(plus) is not None:
+        if self._whole_csr(plus) is not None:
             n = self.graph.num_vertices
             parent = np.full(n, n, dtype=np.int64)
             parent[source] = source
@@ -341,7 +342,7 @@ class Engine(ChunkStream):
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
-        csr = self._whole_csr(plus) if getattr(k, "tree_parents", None) is not None else None
+        csr = self._whole_csr(plus)
         if csr is not None:
             parent = k.tree_parents(csr[0], csr[1], csr[2], dist, plus, root)
             if parent is not None:
