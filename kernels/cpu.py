@@ -233,7 +233,7 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     fast = compiled()
     if fast is not None:
         w, weighted, c = _weights(None if weights is None else np.asarray(weights, np.float64), plus)
-        fast.advance_min(indptr, _ids(indices), w, weighted, c, np.asarray(frontier, np.int64), state, changed)
+        fast.advance_min(_ids(indptr), _ids(indices), w, weighted, c, np.asarray(frontier, np.int64), state, changed)
         return
     start, stop = indptr[frontier], indptr[frontier + 1]
     deg = stop - start
@@ -303,11 +303,11 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
     parent = parent if track else _NO_IDS
     if not weighted and c == 1.0 and fast.fresh(state, frontier):
         queue = np.empty(state.size, np.int32 if state.size < 2**31 else np.int64)
-        return fast.bfs_unit(indptr, _ids(indices), frontier, state, parent, track, queue)
+        return fast.bfs_unit(_ids(indptr), _ids(indices), frontier, state, parent, track, queue)
     if not weighted and (frontier.size == 0 or np.all(state[frontier] == state[frontier[0]])):
-        return fast.bfs_queue(indptr, _ids(indices), c, frontier, state, parent, track)
+        return fast.bfs_queue(_ids(indptr), _ids(indices), c, frontier, state, parent, track)
     ids = np.int32 if state.size < 2**31 else np.int64
-    return fast.dijkstra(indptr, _ids(indices), w, weighted, c, frontier, state, parent, track,
+    return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
 
 
@@ -320,6 +320,6 @@ def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
         return None
     w, weighted, c = _weights(weights, plus)
     if parent is None:
-        return fast.tree_parents(indptr, _ids(indices), w, weighted, c, dist, int(root))
-    fast.resolve_plateaus(indptr, _ids(indices), w, weighted, c, dist, parent, int(root))
+        return fast.tree_parents(_ids(indptr), _ids(indices), w, weighted, c, dist, int(root))
+    fast.resolve_plateaus(_ids(indptr), _ids(indices), w, weighted, c, dist, parent, int(root))
     return parent
