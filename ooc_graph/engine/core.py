@@ -29,6 +29,9 @@ log = logging.getLogger("ooc_graph.engine")
 
 # Advance over the CSR when the frontier's arcs are fewer than this fraction of all arcs.
 ADVANCE_FRACTION = 1 / 16
+# Where the backend has whole traversals (the compiled CPU kernels) and the CSR is in memory,
+# propagate_min runs in one call instead of a loop of levels (off: always the loop).
+WHOLE_TRAVERSAL = True
 # Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
 MAX_LOCAL_ITERATIONS = 256
 # execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
@@ -231,6 +234,9 @@ class Engine(ChunkStream):
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
+        whole = self._traverse(state, plus, frontier)
+        if whole is not None:
+            return whole
         degree = self.vertex_array("out_degree")
         frontier = xp.asarray(np.asarray(frontier, dtype=np.int64))
         changed = xp.zeros(g.num_vertices, dtype=np.uint8)
@@ -281,6 +287,60 @@ class Engine(ChunkStream):
                      int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
+
+    def _whole_csr(self, plus):
+        """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and
+        ``tree_parents``): one process, a backend whose ``whole_traversals()`` says it can,
+        increments that cannot be negative, and a CSR in the budget; else None."""
+        g, k = self.graph, self.backend.kernels
+        if not WHOLE_TRAVERSAL or self.comm.size > 1 or not getattr(k, "whole_traversals", lambda: False)():
+            return None
+        if (plus is None and g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0) or \
+                (plus is not None and not plus >= 0):
+            return None
+        return self.csr("out") if self._can_advance() else None
+
+    def _traverse(self, state, plus, frontier, parent=None):
+        """``propagate_min`` in one compiled call over the CSR in memory (queue BFS or Dijkstra:
+        the thousands of levels of a road graph cost no Python each), building the strict part
+        of the shortest-path tree into ``parent`` if given; the number of iterations, or None
+        where this is not possible."""
+        csr = self._whole_csr(plus)
+        if csr is None:
+            return None
+        indptr, indices, w, _ = csr
+        before, t = self.stats.as_dict(), time.perf_counter()
+        done = self.backend.kernels.traverse_min(indptr, indices, w, np.asarray(frontier, np.int64), state, plus,
+                                                 parent)
+        if done is None:
+            return None
+        iterations, arcs = (int(v) for v in done)
+        seconds = time.perf_counter() - t
+        self.stats.traversals += 1
+        self.stats.arcs_processed += arcs
+        self.stats.record("traversal", seconds, before, arcs=arcs, clock=self.clock)
+        self.stats.seconds_computing += seconds
+        self.report(iterations, 0)
+        log.info("whole traversal over the CSR: %d levels' worth, %d arcs, %.3f s", iterations, arcs, seconds)
+        return iterations
+
+    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
+        """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
+        Where the compiled CPU kernels hold the CSR in memory, one traversal does both."""
+        k = self.backend.kernels
+        if self._whole_csr(plus) is not None:
+            n = self.graph.num_vertices
+            parent = np.full(n, n, dtype=np.int64)
+            parent[source] = source
+            t = time.perf_counter()
+            iterations = self._traverse(state, plus, [source], parent)
+            if iterations is not None:
+                indptr, indices, w, _ = self._whole_csr(plus)
+                parent = k.tree_parents(indptr, indices, w, state, plus, source, parent)
+                self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
+                return iterations, parent
+        iterations = self.propagate_min(state, plus=plus, frontier=[source], execution=execution)
+        return iterations, self.tight_parents(state, plus=plus, root=source)
 
     def _relax_pass(self, state, plus, changed, active, local: bool, backward: bool) -> None:
         """One pass of ``relax_min`` over the chunks with an active source interval; ``local``
@@ -365,6 +425,11 @@ class Engine(ChunkStream):
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
+        csr = self._whole_csr(plus)
+        if csr is not None:
+            parent = k.tree_parents(csr[0], csr[1], csr[2], dist, plus, root)
+            if parent is not None:
+                return parent
         parent = xp.full(n, n, dtype=np.int64)
         parent[root] = root
         for batch in self.batches():
