@@ -65,6 +65,8 @@ def _stores(tmp_path):
 
 
 def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch):
+    pytest.importorskip("numba")  # direct reads need the compiled checksum
+    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)  # small stores read directly too
     for G in _stores(tmp_path):
         ref = {}
         monkeypatch.setattr(graph_module, "DIRECT_READS", False)
@@ -88,7 +90,8 @@ def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch):
         assert G._direct is None
 
 
-def test_a_flipped_byte_is_still_a_store_error(tmp_path):
+def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)
     G = _stores(tmp_path)[0]
     with h5py.File(G.path, "r") as f:
         info = f["cel/dst"].id.get_chunk_info(0)
@@ -102,3 +105,34 @@ def test_a_flipped_byte_is_still_a_store_error(tmp_path):
     with pytest.raises(StoreError, match="corrupted"):
         ooc_graph.pagerank(G, device="cpu")
     G.close()
+
+
+def test_small_datasets_and_no_numba_read_through_h5py(tmp_path, monkeypatch):
+    G = _stores(tmp_path)[0]
+    ooc_graph.wcc(G, device="cpu")
+    assert G._direct is None or all(t is None for t in G._direct[2].values())  # under 64 MB
+    G.close()
+    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(graph_module, "compiled_available", lambda: False)
+    G = ooc_graph.open(G.path)
+    ooc_graph.wcc(G, device="cpu")
+    assert G._direct is None
+    G.close()
+
+
+def test_a_closed_reader_waits_for_reads_and_then_refuses(tmp_path):
+    path = tmp_path / "d.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(1 << 20), chunks=(1 << 12,), fletcher32=True)
+    with h5py.File(path, "r") as f:
+        table = direct.ChunkTable(f["x"])
+    reader = direct.DirectReader(path)
+    out = np.empty(1 << 20, dtype=np.int64)
+    import threading
+    t = threading.Thread(target=reader.read, args=(table, 0, 1 << 20, out))
+    t.start()
+    reader.close()  # waits for the read in flight
+    t.join()
+    np.testing.assert_array_equal(out, np.arange(1 << 20))
+    with pytest.raises(direct.Closed):
+        reader.read(table, 0, 1, out[:1])

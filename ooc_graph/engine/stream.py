@@ -9,6 +9,7 @@ device) and records every pass; the operators built on it live in :mod:`.core`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,7 +33,11 @@ log = logging.getLogger("ooc_graph.engine")
 PREPARED_BYTES_PER_ARC = 32
 # Chunks the reader thread reads ahead of the one being processed; smaller chunks are read inline,
 # where a read costs less than handing it to a thread.
-PREFETCH = 2
+PREFETCH = 4
+_STATS_LOCK = threading.Lock()
+# Threads reading chunks ahead: several read in parallel where the store is read directly
+# (store/direct.py); through h5py they take turns.
+READER_THREADS = 4
 PREFETCH_MIN_ARCS = 1 << 16
 # A budget so small that a pass would take more chunks than this is refused (naming the smallest
 # budget that works) instead of crawling through one-arc chunks.
@@ -194,7 +199,8 @@ class ChunkStream:
         else:
             layout, src, dst, w = self.graph.read_cel(*self.bounds[i], empty)
         raw = RawChunk(layout, src, dst, w)
-        self.stats.bytes_read += raw.nbytes
+        with _STATS_LOCK:  # reader threads count too
+            self.stats.bytes_read += raw.nbytes
         if trace is not None:
             trace.host("read", i, t, time.perf_counter())
         return raw
@@ -330,7 +336,7 @@ class ChunkStream:
 
     def _reader_pool(self) -> ThreadPoolExecutor:
         if self._reader is None:
-            self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ooc-graph-reader")
+            self._reader = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="ooc-graph-reader")
         return self._reader
 
     @property

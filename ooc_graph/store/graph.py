@@ -18,12 +18,29 @@ from . import locking
 from . import compact as C
 from . import results as R
 from ._validate import check_store
-from .direct import ChecksumError, ChunkTable, DirectReader, Unsupported
+from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
 from .locking import IO
 
-# Read the large datasets' chunks straight from the file on several threads (store/direct.py);
-# False reads everything through h5py (one thread).
+# Read the large datasets' chunks straight from the file on several threads (store/direct.py),
+# where the compiled checksum is there; False reads everything through h5py (one thread).
 DIRECT_READS = True
+DIRECT_MIN_BYTES = 64 << 20  # smaller datasets: h5py (no compile for a small graph's first call)
+
+
+def _read_direct(direct, ranges, out) -> bool:
+    """The ranges one after another into ``out`` through ``direct`` = (reader, table); False
+    where h5py must read them instead (a bad checksum, which h5py then reports, or a reader
+    closed meanwhile)."""
+    reader, table = direct
+    at = 0
+    try:
+        for start, count in ranges:
+            if count:
+                reader.read(table, start, count, out[at:at + count])
+            at += count
+    except (ChecksumError, Closed):
+        return False
+    return True
 
 
 def open_graph(path, *, lock_timeout=None) -> "Graph":
@@ -157,7 +174,7 @@ class Graph:
     def _direct_table(self, h5, name):
         """``(reader, table)`` to read dataset ``name`` without h5py (:mod:`.direct`), or None.
         Called with IO held; the reader's descriptor is checked to be the file h5py has open."""
-        if not DIRECT_READS or self._key is None:
+        if not DIRECT_READS or self._key is None or not compiled_available():
             return None
         if self._direct is None or self._direct[0] != self._key:
             self._close_direct()
@@ -169,7 +186,8 @@ class Graph:
         _key, reader, tables = self._direct
         if name not in tables:
             try:
-                tables[name] = ChunkTable(h5[name])
+                table = ChunkTable(h5[name])
+                tables[name] = table if table.size * table.dtype.itemsize >= DIRECT_MIN_BYTES else None
             except (Unsupported, KeyError):
                 tables[name] = None
         return None if tables[name] is None else (reader, tables[name])
@@ -181,16 +199,14 @@ class Graph:
 
     def _read(self, name, sel=slice(None)):
         try:
-            with self._file() as h5:
-                direct = self._direct_table(h5, name) if sel == slice(None) else None
-                if direct is not None:
-                    reader, table = direct
-                    out = np.empty(table.size, dtype=table.dtype)
-                    try:
-                        reader.read(table, 0, table.size, out)
+            if sel == slice(None):
+                with self._file() as h5:
+                    direct = self._direct_table(h5, name)
+                if direct is not None:  # without IO: other threads read meanwhile
+                    out = np.empty(direct[1].size, dtype=direct[1].dtype)
+                    if _read_direct(direct, [(0, out.size)], out):
                         return out
-                    except ChecksumError:
-                        pass  # h5py reads it again and reports the corruption
+            with self._file() as h5:
                 return h5[name][sel]
         except KeyError as err:
             raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
@@ -310,20 +326,19 @@ class Graph:
         an array from ``empty(shape, dtype)``."""
         with self._file() as h5:
             try:
-                ds = h5[name]
+                dtype = h5[name].dtype
             except KeyError as err:
                 raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
-            arr = empty((sum(count for _, count in ranges),), ds.dtype)
             direct = self._direct_table(h5, name)
+        arr = empty((sum(count for _, count in ranges),), dtype)
+        if direct is not None and _read_direct(direct, ranges, arr):  # without IO: readers run in parallel
+            return arr
+        with self._file() as h5:
+            ds = h5[name]
             at = 0
             for start, count in ranges:
                 try:
-                    if count and direct is not None:
-                        try:
-                            direct[0].read(direct[1], start, count, arr[at:at + count])
-                        except ChecksumError:  # h5py reads it again and reports the corruption
-                            ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
-                    elif count:
+                    if count:
                         ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
                 except OSError as err:
                     raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
