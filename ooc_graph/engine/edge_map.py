@@ -94,8 +94,15 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
     else:
         if monoid == "sum" and active is not None and tree in _LINEAR:
             xs, active = xp.where(active != 0, xs, 0.0), None  # masked once, not per chunk
+        whole = None
+        if (monoid == "sum" and tree == ("var", "src") and active is None and direction == "in"
+                and xs.dtype == np.float64 and out.dtype == np.float64):
+            whole = engine._whole_graph()  # the GPU's cache-blocked copy, as pull_sum uses
         for d in (("in", "out") if direction == "both" else (direction,)):
-            batches = engine.batches(intervals) if d == "in" else reverse_batches(engine)
+            if whole is not None:
+                batches = engine._whole_pass(whole)
+            else:
+                batches = engine.batches(intervals) if d == "in" else reverse_batches(engine)
             for batch in batches:
                 k.edge_combine(batch, tree, monoid, xs, xd, active, out)
     if gather:
