@@ -177,8 +177,11 @@ def _load_reverse(engine, a: int, b: int):
     dst = np.repeat(np.arange(rows.size, dtype=local), counts)
     w = None
     name = F.CSR.format(side="out", part="weights")
-    if g.weighted and name in g._h5:
-        w = np.asarray(g._read(name, slice(a, b)))
+    if g.weighted:
+        with g._file() as h5:  # reopens a detached graph
+            present = name in h5
+        if present:
+            w = np.asarray(g._read(name, slice(a, b)))
     engine.stats.bytes_read += ids.nbytes + (0 if w is None else w.nbytes)
     batch = k.prepare(src, dst, w, np.zeros(1, np.int64), np.array([r0], np.int64), np.array([b - a], np.int64),
                       r0, r1 + 1, g.num_vertices)
@@ -207,7 +210,7 @@ def reverse_batches(engine, *, indexed: bool = False):
         else:
             yield batch
     engine._sync()
-    stats.record("pass", time.perf_counter() - t, before)
+    stats.record("pass", time.perf_counter() - t, before, clock=engine.clock)
 
 
 # -- most_frequent ------------------------------------------------------------------------------
