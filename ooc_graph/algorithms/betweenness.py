@@ -36,6 +36,9 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     shortest paths are not implemented). Parallel arcs of a store built with ``dedupe=False``
     count as distinct paths. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store``
     are as for :func:`~ooc_graph.pagerank`.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs; with ``k`` and no ``seed``, rank 0 draws a seed for all ranks
+    and ``result.parameters['seed']`` says which.
 
     Examples
     --------
@@ -55,9 +58,11 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
             raise ParameterError(f"k={k} is larger than the number of vertices ({n})")
     if k == n:
         k = None  # as networkx: every vertex, no sampling correction
-    sources = list(range(n)) if k is None else random.Random(seed).sample(range(n), k)
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
     eng, xp = run.engine, run.engine.backend.xp
+    if k is not None and seed is None and eng.comm.size > 1:  # every rank must draw the same sources
+        seed = int(eng.comm.allreduce(float(random.randrange(1 << 52)) if eng.comm.rank == 0 else 0.0, "sum"))
+    sources = list(range(n)) if k is None else random.Random(seed).sample(range(n), k)
     bc = xp.zeros(n)
     for i, s in enumerate(sources):
         depth = xp.full(n, -1, dtype=np.int64)

@@ -28,6 +28,8 @@ def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_mem
     ``most_frequent`` pass of the edge operator (two on a directed graph: the CEL and the out-CSR).
     ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as for
     :func:`~ooc_graph.pagerank`.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs.
 
     Examples
     --------

@@ -29,6 +29,8 @@ def core_number(G, *, memory=None, device: str = "auto", device_memory=None, pro
     their neighbours' degrees, until none is left at k; then k rises to the smallest remaining
     degree. ``result.k_core(k)`` lists a k-core's vertices. ``memory``, ``device``,
     ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs.
 
     Examples
     --------

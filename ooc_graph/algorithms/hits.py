@@ -29,6 +29,8 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     an array (default uniform). ``normalized`` scales both to sum 1. A graph without arcs gives
     uniform scores. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as for
     :func:`~ooc_graph.pagerank`. Not converging within ``max_iter`` gives ``converged=False``.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs.
 
     Examples
     --------

@@ -30,6 +30,8 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
     the reciprocal of the largest eigenvalue of the adjacency matrix; otherwise the result says
     ``converged=False``. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as
     for :func:`~ooc_graph.pagerank`.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs.
 
     Examples
     --------

@@ -30,6 +30,8 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     orders take many rounds. Labels are original vertex ids. On an undirected graph these are the
     connected components. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are
     as for :func:`~ooc_graph.pagerank`.
+    ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
+    streaming its share of the arcs.
 
     Examples
     --------
