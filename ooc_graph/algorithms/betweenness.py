@@ -22,8 +22,9 @@ log = logging.getLogger("ooc_graph.betweenness")
 def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, endpoints: bool = False, seed=None,
                            memory=None, device: str = "auto", device_memory=None, profile: bool = False,
                            store=False) -> CentralityResult:
-    """Shortest-path betweenness of every vertex (Brandes), exact or from ``k`` sampled sources,
-    as networkx's ``betweenness_centrality`` (hops: unweighted).
+    """Shortest-path betweenness of every vertex (Brandes), exact or from ``k`` sampled sources.
+
+    As networkx's ``betweenness_centrality``, on hops (unweighted).
 
     For each source, a forward sweep counts shortest paths level by level (one frontier pass of
     the edge operator per BFS level: ``σ[v] = Σ σ[u]`` over arcs from the level's vertices, which

@@ -18,8 +18,9 @@ log = logging.getLogger("ooc_graph.core_number")
 @distributable
 def core_number(G, *, memory=None, device: str = "auto", device_memory=None, profile: bool = False,
                 store=False) -> CoreResult:
-    """The core number of every vertex: the largest k such that it lies in the k-core (the
-    largest subgraph in which every vertex has degree at least k), as networkx's ``core_number``.
+    """Core number of every vertex (the largest k whose k-core holds it), as networkx's ``core_number``.
+
+    The k-core is the largest subgraph in which every vertex has degree at least k.
 
     Degrees count neighbours over arcs; on a directed graph in- and out-arcs both (networkx's
     ``in + out`` degree). Self-loops are ignored (networkx refuses graphs with them). Parallel arcs

@@ -20,8 +20,9 @@ log = logging.getLogger("ooc_graph.eigenvector")
 def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=None, weight=None, memory=None,
                            device: str = "auto", device_memory=None, profile: bool = False,
                            store=False) -> CentralityResult:
-    """Eigenvector centrality of every vertex (in-arcs: the left eigenvector), as networkx's
-    ``eigenvector_centrality``.
+    """Eigenvector centrality of every vertex, as networkx's ``eigenvector_centrality``.
+
+    In-arcs count (the left eigenvector of the adjacency matrix), as in networkx.
 
     Power iteration on ``A + I`` as networkx does (``x ← x + Aᵀ x``, one pass along the arcs,
     times the arc weight if ``weight`` is given), scaled to unit Euclidean norm each iteration;
