@@ -262,3 +262,22 @@ def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
             dist = getattr(ooc_graph, algo)(G, gpus=[0, 1], device_memory=budget, **kw)
             same(local, dist, algo)
             assert dist.device == "gpu" and dist.stats["workers"] == 2
+
+
+@pytest.mark.multigpu
+@pytest.mark.parametrize("seed", range(2))
+def test_operator_algorithms_on_two_gpus(tmp_path, seed):
+    """The edge_map algorithms on two GPUs (dask-cuda, NCCL) give the one-GPU answers, streamed too."""
+    rng = np.random.default_rng(950 + seed)
+    n = int(rng.integers(50, 1500))
+    src, dst, w = random_edges(rng, n=n, m=6 * n, weighted=seed == 0)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed == 0, num_vertices=n,
+                          interval_size=128, chunk_arcs=1024, progress=False)
+    for algo, kw in OPERATOR_ALGORITHMS:
+        kw = dict(kw, seed=seed) if algo.startswith("betweenness") else kw
+        local = getattr(ooc_graph, algo)(G, device="gpu", **kw)
+        for budget in (None, 6 * 8 * n + 3 * 1024 * 24 + 4096):
+            dist = getattr(ooc_graph, algo)(G, gpus=[0, 1], device_memory=budget, **kw)
+            assert dist.device == "gpu" and dist.stats["workers"] == 2
+            for name, a in local.arrays().items():
+                np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")
