@@ -165,6 +165,15 @@ def test_personalization_by_original_id(tmp_path, device):
         ooc_graph.pagerank(G, device=device, personalization={int(labels[0]): 0.0})
 
 
+def test_weighted_pagerank_on_the_karate_club(tmp_path):
+    """The issue's case: unweighted PageRank was 0.121 (L1) from nx.pagerank on the karate club."""
+    K = nx.karate_club_graph()
+    G = ooc_graph.convert(K, tmp_path / "k.h5", progress=False)
+    ref = nx.pagerank(K, tol=1e-15, max_iter=10_000)
+    got = ooc_graph.pagerank(G, device="cpu", weight="weight", tol=1e-13, max_iter=10_000).to_dict()
+    assert sum(abs(got[v] - ref[v]) for v in K) < 1e-10
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("seed", range(4))
 def test_ids_beyond_int32_map_back(tmp_path, seed, device):
@@ -251,6 +260,7 @@ def test_unreachable_and_chains(tmp_path, device):
     (dict(algo="eigenvector_centrality", nstart=[0.0, 0.0]), "not all zero"),
     (dict(algo="cdlp", max_iter=1.5), "positive integer"),
     (dict(algo="pagerank", weight=3), "weight must be"),
+    (dict(algo="pagerank", weight="weight", mode="graphalytics"), "not part of the Graphalytics"),
 ])
 def test_parameters_checked(tmp_path, call, match):
     G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "p.h5", progress=False)

@@ -45,7 +45,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         the LDBC specification: fixed iterations, dangling mass spread evenly over all vertices, no
         personalization.
     weight : str, optional
-        As networkx: None ignores weights; a name (``"weight"``; the store keeps one weight per
+        ``mode="networkx"`` only, as networkx: None ignores weights; a name (``"weight"``; the store keeps one weight per
         arc, whatever its name) makes each vertex share its rank among its out-arcs in proportion
         to their weights (every weight is 1 on an unweighted store). Vertices whose out-arcs
         weigh 0 in all are dangling.
@@ -75,6 +75,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     n = g.num_vertices
     if weight is not None and not isinstance(weight, str):
         raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
+    if weight is not None and mode == "graphalytics":
+        raise ParameterError("weight is not part of the Graphalytics PageRank definition (use mode='networkx')")
     if personalization is not None:  # validated before any chunk is read
         if mode == "graphalytics":
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
