@@ -165,6 +165,17 @@ def test_personalization_by_original_id(tmp_path, device):
         ooc_graph.pagerank(G, device=device, personalization={int(labels[0]): 0.0})
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_duplicates_kept(tmp_path, seed):
+    """A store built with dedupe=False: parallel arcs add their weights (as networkx's multigraph
+    PageRank); components do not change."""
+    G, H, n = _convert(tmp_path, seed, True, True, 4, 5, dedupe=False)
+    ref = nx.pagerank(H, weight="weight", tol=1e-15, max_iter=100_000)
+    close(ooc_graph.pagerank(G, device="cpu", weight="weight", tol=1e-13, max_iter=100_000).values, ref, rtol=1e-7,
+          atol=1e-11)
+    check_scc(G, nx.DiGraph(H), dict(device="cpu"))
+
+
 def test_weighted_pagerank_on_the_karate_club(tmp_path):
     """The issue's case: unweighted PageRank was 0.121 (L1) from nx.pagerank on the karate club."""
     K = nx.karate_club_graph()
