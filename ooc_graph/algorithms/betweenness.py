@@ -35,8 +35,11 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     them (``random.Random(seed).sample`` of the vertices in id order), and ``normalized``,
     ``endpoints`` and the sampling correction follow networkx. ``weight`` must be None (weighted
     shortest paths are not implemented). Parallel arcs of a store built with ``dedupe=False``
-    count as distinct paths. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store``
-    are as for :func:`~ooc_graph.pagerank`.
+    count as distinct paths (networkx's multigraphs count neighbours once). It keeps up to eight
+    per-vertex arrays, three more than the engine sets aside in ``memory`` / ``device_memory``
+    (``ooc_graph.algorithms._common.STATE_ARRAYS``): near a budget's limit, leave 24 bytes per vertex
+    more. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as for
+    :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs; with ``k`` and no ``seed``, rank 0 draws a seed for all ranks
     and ``result.parameters['seed']`` says which.
