@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
@@ -57,25 +55,25 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
         it += 1
         a = eng.edge_map("src * w", h)
         new = eng.edge_map("src * w", a, direction="out")
-        new /= _max_or_one(xp, new)
-        a /= _max_or_one(xp, a)
+        new /= _max_or_one(new)
+        a /= _max_or_one(a)
         err = float(xp.abs(new - h).sum())
         h = new
         eng.report(it, err)
         log.info("iteration %d: L1 change %.3e", it, err)
         converged = err < tol
     if normalized and n:
-        h /= _sum_or_one(xp, h)
-        a /= _sum_or_one(xp, a)
+        h /= _sum_or_one(h)
+        a /= _sum_or_one(a)
     return run.finish(HITSResult, "hits", {"max_iter": max_iter, "tol": tol, "normalized": normalized}, it,
                       converged, store, hubs=eng.to_host(h), authorities=eng.to_host(a))
 
 
-def _max_or_one(xp, x) -> float:
+def _max_or_one(x) -> float:
     m = float(x.max()) if x.size else 0.0
     return m if m != 0 else 1.0
 
 
-def _sum_or_one(xp, x) -> float:
+def _sum_or_one(x) -> float:
     s = float(x.sum())
     return s if s != 0 else 1.0
