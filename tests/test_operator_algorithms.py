@@ -207,6 +207,17 @@ def test_ids_beyond_int32_map_back(tmp_path, seed, device):
     bc = ooc_graph.betweenness_centrality(G, device=device).to_dict()
     ref = nx.betweenness_centrality(H)
     assert all(bc[v] == pytest.approx(ref[v], abs=1e-12) for v in labels.tolist())
+    # Start vectors and beta by original id; vertices not named start at 0.
+    start = {int(v): 1.0 + i % 3 for i, v in enumerate(labels.tolist())}
+    beta = {int(v): 0.5 + i % 2 for i, v in enumerate(labels.tolist())}
+    katz = ooc_graph.katz_centrality(G, device=device, alpha=0.05, beta=beta, nstart=start, tol=1e-13).to_dict()
+    ref = nx.katz_centrality(H, alpha=0.05, beta=beta, nstart=start, tol=1e-15, max_iter=10_000)
+    assert all(katz[v] == pytest.approx(ref[v], rel=1e-9) for v in labels.tolist())
+    hubs = ooc_graph.hits(G, device=device, nstart=start, tol=1e-12, max_iter=5000)
+    h, a = _hits_python(H, nstart=start, tol=1e-12, max_iter=5000)
+    assert hubs.converged
+    assert all(hubs.to_dict("hubs")[v] == pytest.approx(h[v], rel=1e-6, abs=1e-9) for v in labels.tolist())
+    assert all(hubs.to_dict("authorities")[v] == pytest.approx(a[v], rel=1e-6, abs=1e-9) for v in labels.tolist())
 
 
 ALGOS = ["hits", "katz_centrality", "eigenvector_centrality", "cdlp", "core_number", "scc", "betweenness_centrality"]
