@@ -47,21 +47,19 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     ids = xp.arange(n, dtype=np.float64)
     label = xp.full(n, -1, dtype=np.int64)
     remaining = xp.ones(n, dtype=bool)
-    left, rounds, passes = n, 0, 0
+    left, rounds = n, 0
     along, against = "in", "out"
     while left:
         rounds += 1
         color = xp.where(remaining, ids, np.inf)
         frontier = remaining
         while bool(frontier.any()):  # color = the smallest id that reaches the vertex
-            passes += 1
             cand = eng.edge_map("src", color, monoid="min", frontier=frontier, direction=along)
             frontier = remaining & (cand < color)
             color = xp.where(frontier, cand, color)
         marked = remaining & (color == ids)  # the roots: smallest of their components
         frontier = marked
         while bool(frontier.any()):  # the vertices of a root's color that reach it
-            passes += 1
             key = xp.where(frontier, color, -1.0)
             hit = eng.edge_map("src == dst", key, x_dst=color, monoid="or", frontier=frontier, direction=against)
             frontier = remaining & ~marked & (hit != 0)
