@@ -104,7 +104,9 @@ def test_operator_algorithms_match_one_process(client, tmp_path, seed, size):
         if algo.startswith("betweenness"):
             kw = dict(kw, seed=seed)
         dist = ooc_graph.submit(client, algo, G, workers=size, memory=memory, **kw).result(timeout=120)
-        assert dist.stats["workers"] == size and dist.iterations == local.iterations, algo
+        assert dist.stats["workers"] == size, algo
+        # (Hooking, scc's way on an undirected graph, may take another pass on more workers.)
+        assert dist.iterations == local.iterations or (algo == "scc" and not G.directed), algo
         for name, a in local.arrays().items():
             np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")
     # No seed: rank 0 draws one for all ranks, and the result says which.

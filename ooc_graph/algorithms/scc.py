@@ -28,8 +28,10 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     round alternates the two directions, so that chains run either way finish in one round. A
     round removes at least one component; graphs whose components form long chains in both id
     orders take many rounds. Labels are original vertex ids. On an undirected graph these are the
-    connected components. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are
-    as for :func:`~ooc_graph.pagerank`.
+    connected components, found as :func:`~ooc_graph.wcc` finds them (hooking and pointer jumping:
+    a few passes where colouring would take two per hop of the diameter); ``result.iterations``
+    then counts their passes. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store``
+    are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
 
@@ -49,6 +51,9 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     remaining = xp.ones(n, dtype=bool)
     left, rounds = n, 0
     along, against = "in", "out"
+    if not g.directed:  # the connected components: hooking and pointer jumping (as wcc), not colouring
+        label, rounds = eng.hook_components()
+        left = 0
     while left:
         rounds += 1
         color = xp.where(remaining, ids, np.inf)
