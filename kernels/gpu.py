@@ -8,6 +8,7 @@ stream.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -298,15 +299,17 @@ def _dummy64():
 # each emptied into the (pageable) destination by several threads while the next one fills, so a
 # result lands at close to bus speed instead of the driver's pageable path (measured 3.8 GB/s
 # for a 268 MB result on an H100 host: the page faults of a fresh array, one thread).
-_STAGE_BYTES = 32 << 20
-_STAGE_THREADS = 4
+# (The ring: 4 buffers of 8 MB, so a result of a few tens of MB pipelines too.)
+_STAGE_BYTES = 8 << 20
+_STAGE_BUFFERS = 4
+_STAGE_THREADS = max(2, min(8, (os.cpu_count() or 2) // 2))
 
 
 @cp.memoize(for_each_device=True)
 def _staging():
     import cupyx
     from concurrent.futures import ThreadPoolExecutor
-    return ([cupyx.empty_pinned(_STAGE_BYTES, dtype=np.uint8) for _ in range(2)],
+    return ([cupyx.empty_pinned(_STAGE_BYTES, dtype=np.uint8) for _ in range(_STAGE_BUFFERS)],
             ThreadPoolExecutor(_STAGE_THREADS, thread_name_prefix="ooc-graph-d2h"))
 
 
@@ -324,19 +327,20 @@ def to_host(array, out=None) -> np.ndarray:
     stage.wait_event(cp.cuda.get_current_stream().record())  # after the kernels that made it
     src = array.reshape(-1).view(np.uint8)
     dst = out.reshape(-1).view(np.uint8)
-    pending = [[], []]
+    pending = [[] for _ in buffers]
     for i, start in enumerate(range(0, src.size, _STAGE_BYTES)):
         stop = min(start + _STAGE_BYTES, src.size)
-        buf = buffers[i % 2]
-        for f in pending[i % 2]:
+        slot = i % len(buffers)
+        buf = buffers[slot]
+        for f in pending[slot]:
             f.result()  # the buffer's last contents have been emptied
         cp.cuda.runtime.memcpyAsync(buf.ctypes.data, src[start:stop].data.ptr, stop - start,
                                     cp.cuda.runtime.memcpyDeviceToHost, stage.ptr)
         stage.synchronize()
         step = -(-(stop - start) // _STAGE_THREADS)
-        pending[i % 2] = [pool.submit(np.copyto, dst[a:min(a + step, stop)], buf[a - start:min(a + step, stop) - start])
+        pending[slot] = [pool.submit(np.copyto, dst[a:min(a + step, stop)], buf[a - start:min(a + step, stop) - start])
                           for a in range(start, stop, step)]
-    for f in pending[0] + pending[1]:
+    for f in sum(pending, []):
         f.result()
     return out
 

@@ -150,6 +150,32 @@ def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fm
             assert got[v] == pytest.approx(float(text), rel=1e-6), v
 
 
+def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_path, monkeypatch):
+    # 1.1M vertices: result memory is prepared while the workers compute (engine.hostbuf), and
+    # each worker writes its own vertices into the client's shared-memory arrays.
+    from ooc_graph.runtime import worker
+    before = set(worker.shared_files("*"))
+    rng = np.random.default_rng(7)
+    n = 1_100_000
+    src, dst = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
+    G = ooc_graph.convert(edge_array(src, dst, None), tmp_path / "g.h5", num_vertices=n, directed=False,
+                          progress=False)
+    s = int(src[0])
+    for algo, kw in (("wcc", {}), ("bfs", {"source": s})):
+        local = getattr(ooc_graph, algo)(G, device="cpu", **kw)
+        dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
+        same(local, dist, algo)
+        assert all(isinstance(a, np.memmap) for a in dist.arrays().values())  # mapped, not sent
+    # A client on another host gets rank 0's arrays whole, by value.
+    monkeypatch.setattr(worker, "host_identity", lambda: "another-host")
+    for algo, kw in (("wcc", {}), ("sssp", {"source": s})):
+        local = getattr(ooc_graph, algo)(G, device="cpu", **kw)
+        dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
+        same(local, dist, algo)
+        assert not any(isinstance(a, np.memmap) for a in dist.arrays().values())
+    assert set(worker.shared_files("*")) <= before  # nothing left behind
+
+
 def test_algorithm_keywords_and_results_in_the_store(client, tmp_path):
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 9, 8, seed=4, progress=False)
     local = ooc_graph.pagerank(G, device="cpu")
@@ -264,6 +290,19 @@ def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
             dist = getattr(ooc_graph, algo)(G, gpus=[0, 1], device_memory=budget, **kw)
             same(local, dist, algo)
             assert dist.device == "gpu" and dist.stats["workers"] == 2
+
+
+@pytest.mark.multigpu
+def test_a_graph_too_big_for_one_gpu_budget_fits_two(tmp_path):
+    """Per-GPU budgets that make one GPU stream every pass hold each half in memory on two."""
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 16, seed=3, directed=True, progress=False)
+    state = (5 * 8 + 1) * G.num_vertices
+    budget = state + int(0.7 * 8 * G.num_arcs) + (8 << 20)  # 70% of the decoded arcs, per GPU
+    one = ooc_graph.pagerank(G, device="gpu", device_memory=budget, max_iter=6, tol=1e-300)
+    two = ooc_graph.pagerank(G, gpus=[0, 1], device_memory=budget, max_iter=6, tol=1e-300)
+    assert np.abs(one.values - two.values).sum() <= 1e-12
+    # Two GPUs copied each chunk once; one GPU copied what its cache could not hold at every pass.
+    assert one.stats["bytes_to_device"] > 2 * two.stats["bytes_to_device"]
 
 
 @pytest.mark.multigpu

@@ -58,13 +58,17 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, device_memory=None, profile=False):
+    def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=()):
+        """``outputs``: the dtypes of the per-vertex arrays the run will return (through
+        :meth:`Engine.result`), whose host memory is made ready while it computes."""
         self.graph = as_graph(G)
         self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory,
                                  profile=profile)
+        self.engine.prepare_results(outputs)
         self.t0 = time.perf_counter()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):
+        self.engine.discard_prepared()
         s = self.engine.stats
         result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
                      seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,

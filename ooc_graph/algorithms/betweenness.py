@@ -62,7 +62,8 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
             raise ParameterError(f"k={k} is larger than the number of vertices ({n})")
     if k == n:
         k = None  # as networkx: every vertex, no sampling correction
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     if k is not None and seed is None and eng.comm.size > 1:  # every rank must draw the same sources
         seed = int(eng.comm.allreduce(float(random.randrange(1 << 52)) if eng.comm.rank == 0 else 0.0, "sum"))
@@ -95,24 +96,24 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
             bc[s] += float(reached.sum())
         eng.report(i + 1, level)
         log.info("source %d of %d: %d levels", i + 1, len(sources), level)
-    values = _rescale(eng.to_host(bc), n, normalized=normalized, directed=g.directed, endpoints=endpoints,
-                      sampled=None if k is None else sources)
+    scale = _scale(n, normalized=normalized, directed=g.directed, endpoints=endpoints,
+                   sampled=None if k is None else sources)
+    bc *= scale if np.isscalar(scale) else xp.asarray(scale)
     params = {"k": k, "normalized": normalized, "endpoints": endpoints, "seed": seed}
     return run.finish(CentralityResult, "betweenness_centrality", params, len(sources), True, store,
-                      values=values)
+                      values=eng.result(bc))
 
 
-def _rescale(bc, n, *, normalized, directed, endpoints, sampled):
-    """networkx's scaling (``networkx.algorithms.centrality.betweenness._rescale``)."""
-    bc = np.array(bc, dtype=np.float64)
+def _scale(n, *, normalized, directed, endpoints, sampled):
+    """networkx's scaling (``networkx.algorithms.centrality.betweenness._rescale``): a number,
+    or one per vertex when sources were sampled."""
     N = n if endpoints else n - 1
     if N < 2:
-        return bc
+        return 1.0
     correction = 1 if directed else 2
     ks = N if sampled is None else len(sampled)
     if sampled is None or endpoints:
-        scale = 1 / (ks * (N - 1)) if normalized else N / (ks * correction)
-        return bc * scale
+        return 1 / (ks * (N - 1)) if normalized else N / (ks * correction)
     if normalized:
         source = 1 / ((ks - 1) * (N - 1)) if ks > 1 else math.nan
         other = 1 / (ks * (N - 1))
@@ -121,4 +122,4 @@ def _rescale(bc, n, *, normalized, directed, endpoints, sampled):
         other = N / (ks * correction)
     scale = np.full(n, other)
     scale[np.asarray(sampled, dtype=np.int64)] = source
-    return bc * scale
+    return scale

@@ -35,7 +35,8 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     """
     g = as_graph(G)
     s = g.vertex_id(source)  # validated before any chunk is read
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.int64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
     depth = xp.full(g.num_vertices, np.inf)
     depth[s] = 0.0
@@ -47,4 +48,4 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     out = xp.where(reached, depth, 0).astype(np.int64)
     out[~reached] = UNREACHABLE
     return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
-                      depth=eng.to_host(out), parent=eng.to_host(parent))
+                      depth=eng.result(out), parent=eng.result(parent))

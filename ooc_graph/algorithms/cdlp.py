@@ -40,7 +40,8 @@ def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_mem
     [0, 0, 0, 2, 2, 2]
     """
     max_iter = check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     labels = xp.arange(g.num_vertices, dtype=np.float64)  # internal ids keep the original ids' order
     direction = "both" if g.directed else "in"
@@ -53,4 +54,4 @@ def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_mem
     out = labels.astype(np.int64)
     if g.labels is not None:
         out = eng.vertex_array("labels")[out]
-    return run.finish(CDLPResult, "cdlp", {"max_iter": max_iter}, max_iter, True, store, labels=eng.to_host(out))
+    return run.finish(CDLPResult, "cdlp", {"max_iter": max_iter}, max_iter, True, store, labels=eng.result(out))

@@ -42,7 +42,8 @@ def core_number(G, *, memory=None, device: str = "auto", device_memory=None, pro
     >>> r.core.tolist(), r.k_core(2).tolist()
     ([2, 2, 2, 1], [0, 1, 2])
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     n = g.num_vertices
     ids = xp.arange(n, dtype=np.float64)  # "src != dst" over ids: 1 except on self-loops
@@ -65,4 +66,4 @@ def core_number(G, *, memory=None, device: str = "auto", device_memory=None, pro
                 degree -= eng.edge_map("src != dst", ids, frontier=peel, direction="both")
             eng.report(steps, left)
             log.info("k=%d: %d vertices peeled, %d left", k, count, left)
-    return run.finish(CoreResult, "core_number", {}, steps, True, store, core=eng.to_host(core))
+    return run.finish(CoreResult, "core_number", {}, steps, True, store, core=eng.result(core))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
@@ -47,7 +49,8 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     g = as_graph(G)
     n = g.num_vertices
     x0 = initial_vector(g, nstart, "nstart")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     f = "src * w" if weight is not None else "src"
     x = xp.asarray(x0 / x0.sum()) if n else xp.zeros(0)
@@ -64,4 +67,4 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
         converged = err < tol
     params = {"max_iter": max_iter, "tol": tol, "weight": weight}
     return run.finish(CentralityResult, "eigenvector_centrality", params, it, converged, store,
-                      values=eng.to_host(x))
+                      values=eng.result(x))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
@@ -44,7 +46,8 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     g = as_graph(G)
     n = g.num_vertices
     h0 = initial_vector(g, nstart, "nstart")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64, np.float64))
     eng, xp = run.engine, run.engine.backend.xp
     h = xp.asarray(h0 / h0.sum()) if n else xp.zeros(0)
     a = xp.zeros(n)
@@ -66,7 +69,7 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
         h /= _sum_or_one(h)
         a /= _sum_or_one(a)
     return run.finish(HITSResult, "hits", {"max_iter": max_iter, "tol": tol, "normalized": normalized}, it,
-                      converged, store, hubs=eng.to_host(h), authorities=eng.to_host(a))
+                      converged, store, hubs=eng.result(h), authorities=eng.result(a))
 
 
 def _max_or_one(x) -> float:

@@ -51,7 +51,8 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
         raise ParameterError(f"beta as a dict must give a value for every one of the {n} vertices")
     b = float(beta) if isinstance(beta, (int, float, np.number)) else initial_vector(g, beta, "beta", nonzero=False)
     x0 = initial_vector(g, nstart, "nstart", default=0.0, nonzero=False)
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     b = b if np.isscalar(b) else xp.asarray(b)
     f = "src * w" if weight is not None else "src"
@@ -69,4 +70,4 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
         norm = float(xp.sqrt((x * x).sum()))
         x = x / (norm if norm else 1.0)
     params = {"alpha": alpha, "max_iter": max_iter, "tol": tol, "normalized": normalized, "weight": weight}
-    return run.finish(CentralityResult, "katz_centrality", params, it, converged, store, values=eng.to_host(x))
+    return run.finish(CentralityResult, "katz_centrality", params, it, converged, store, values=eng.result(x))

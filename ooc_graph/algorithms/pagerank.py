@@ -81,7 +81,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         if mode == "graphalytics":
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
         p = _personalization(g, personalization)
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64,))
     eng = run.engine
     xp, k = eng.backend.xp, eng.backend.kernels
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
@@ -108,8 +109,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         eng.edge_map(f, contrib, out=y, gather=False)  # the pull: Σ over in-arcs of contrib[u] (* w)
         sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
                                contrib[mine])
-        err, lost = (float(v) for v in eng.sum_over_workers(eng.backend.to_host(sums)))
-        eng.gather(contrib)
+        eng.gather(contrib, wait=False)  # queued: the sums below wait for it
+        err, lost = (float(v) for v in eng.sum_over_workers(sums))
         eng.report(it, err)
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
         if mode == "networkx":
@@ -119,7 +120,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
               "personalized": personalization is not None, "weight": weight}
-    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.to_host(x))
+    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x))
 
 
 def _personalization(g, personalization) -> np.ndarray:

@@ -43,7 +43,8 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     >>> ooc_graph.scc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     n = g.num_vertices
     ids = xp.arange(n, dtype=np.float64)
@@ -77,4 +78,4 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
         along, against = against, along
     if g.labels is not None:
         label = eng.vertex_array("labels")[label]
-    return run.finish(SCCResult, "scc", {}, rounds, True, store, labels=eng.to_host(label))
+    return run.finish(SCCResult, "scc", {}, rounds, True, store, labels=eng.result(label))

@@ -39,7 +39,8 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
         raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
                              f"{float(g.attrs['min_weight'])!r})")
     s = g.vertex_id(source)  # validated before any chunk is read
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.float64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
     plus = None if g.weighted else 1.0
     dist = xp.full(g.num_vertices, np.inf)
@@ -47,4 +48,4 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
     parent = eng.tight_parents(dist, plus=plus, root=s)
     return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
-                      distance=eng.to_host(dist), parent=eng.to_host(parent))
+                      distance=eng.result(dist), parent=eng.result(parent))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ooc_graph.runtime.dispatch import distributable
 
 from ._common import Run
@@ -27,9 +29,10 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     >>> ooc_graph.wcc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile)
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+              outputs=(np.int64,))
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction
     if g.labels is not None:
         root = eng.vertex_array("labels")[root]  # original ids
-    return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=eng.to_host(root))
+    return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=eng.result(root))

@@ -22,6 +22,7 @@ from ooc_graph.errors import JobCancelled, choice
 from ooc_graph.store import Graph
 
 from .exchange import Comm, LocalComm
+from .hostbuf import PREPARE_MIN_BYTES, Prepared
 from .stream import ChunkStream
 
 log = logging.getLogger("ooc_graph.engine")
@@ -55,6 +56,8 @@ class Engine(ChunkStream):
         self.should_stop = None
         self.host_empty = None  # allocates result arrays in host memory (e.g. shared memory), if set
         self._advance_ok = None  # whether every rank holds the out-CSR (agreed once)
+        self._prepared = None  # result memory being made ready (prepare_results)
+        self._stop_agreed = None  # whether to stop, agreed on by sum_over_workers
 
     # -- bookkeeping ----------------------------------------------------------------------------
     def reset_stats(self):
@@ -62,6 +65,7 @@ class Engine(ChunkStream):
         job every rank must take them at the same point, whatever it cached before)."""
         super().reset_stats()
         self._advance_ok = None
+        self._stop_agreed = None
 
     def report(self, iteration: int, measure) -> None:
         """Record the convergence measure of an iteration (a residual, or how many vertices
@@ -69,11 +73,17 @@ class Engine(ChunkStream):
         self.stats.convergence.append((iteration, measure))
         if self.on_report is not None:
             self.on_report(iteration, measure)
-        stop = self.should_stop is not None and bool(self.should_stop())
+        stop = self._stop_requested()
         if self.comm.size > 1:
-            stop = bool(self.comm.allreduce(int(stop), "max"))
+            if self._stop_agreed is not None:  # agreed on with this iteration's sums
+                stop, self._stop_agreed = self._stop_agreed, None
+            else:
+                stop = bool(self.comm.allreduce(int(stop), "max"))
         if stop:
             raise JobCancelled(f"{self.graph.path}: cancelled at iteration {iteration}")
+
+    def _stop_requested(self) -> bool:
+        return self.should_stop is not None and bool(self.should_stop())
 
     def _exchange(self, method, *arrays) -> None:
         """Run one of the comm's collectives, counting its time and bytes (distributed runs)."""
@@ -90,21 +100,70 @@ class Engine(ChunkStream):
         return self.comm.owned
 
     def to_host(self, array):
-        """A result array in host memory, where :attr:`host_empty` allocates (a distributed job
-        places rank 0's results in shared memory the client maps), at bus speed from a GPU."""
-        out = None if self.host_empty is None else self.host_empty(array.shape, array.dtype)
-        if out is None and self.backend.xp is np:
+        """``array`` in host memory (a GPU copies at bus speed); a NumPy array is returned as is."""
+        return self.backend.to_host(array)
+
+    def prepare_results(self, dtypes) -> None:
+        """A run that will return per-vertex arrays of these dtypes says so when it starts: their
+        host memory is allocated and faulted in meanwhile (:mod:`.hostbuf`), so :meth:`result`
+        copies at memory speed."""
+        self.discard_prepared()
+        n = self.graph.num_vertices
+        if (self.backend.xp is np and self.host_empty is None) or n * 8 < PREPARE_MIN_BYTES:
+            return
+        lo, hi = self.owned
+        part = slice(lo, hi) if self._slices else slice(None)
+        self._prepared = Prepared([((n,), d) for d in dtypes], self.host_empty, part)
+
+    def discard_prepared(self) -> None:
+        if self._prepared is not None:
+            self._prepared.discard()
+            self._prepared = None
+
+    @property
+    def _slices(self) -> bool:
+        """Whether each worker writes only its own vertices of a result (shared memory)."""
+        return self.comm.size > 1 and self.host_empty is not None
+
+    def result(self, array):
+        """A final per-vertex result in host memory, as the run returns it. In one process: the
+        array itself on the CPU, else a copy into memory prepared meanwhile. In a distributed job
+        whose workers share the client's host, each worker copies its own vertices into the same
+        shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``."""
+        if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
+            return None
+        if self.backend.xp is np and self.host_empty is None:
             return array
+        out = None if self._prepared is None else self._prepared.take(array.shape, array.dtype)
+        if out is None and self.host_empty is not None:
+            out = self.host_empty(array.shape, array.dtype)
+        if self._slices:
+            lo, hi = self.owned
+            self.backend.to_host(array[lo:hi], out[lo:hi])
+            return out
         return self.backend.to_host(array, out)
 
-    def gather(self, x) -> None:
-        """Fill the other workers' ranges of ``x`` from them (nothing in one process)."""
-        self._exchange(self.comm.gather_owned, x)
+    def gather(self, x, *, wait: bool = True) -> None:
+        """Fill the other workers' ranges of ``x`` from them (nothing in one process).
+        ``wait=False``: the next :meth:`sum_over_workers` waits for it (one wait per iteration)."""
+        self._exchange(lambda a: self.comm.gather_owned(a, wait=wait), x)
 
     def sum_over_workers(self, values) -> np.ndarray:
-        """Small per-worker partial sums (a host array) added up over the workers."""
-        values = np.asarray(values, np.float64)
-        return values if self.comm.size == 1 else self.comm.allreduce(values, "sum")
+        """Small per-worker partial sums (host values or a backend array) added up over the
+        workers, as a host array: the iteration's one wait for the device. In a distributed run
+        the workers also agree here on whether to stop (the next :meth:`report` needs no
+        collective of its own), and it waits for exchanges queued before it."""
+        xp = self.backend.xp
+        if self.comm.size == 1:
+            on_host = xp is np or isinstance(values, (np.ndarray, list, tuple, float, int))
+            return np.asarray(values if on_host else self.backend.to_host(values), np.float64)
+        buf = xp.empty(len(values) + 1, dtype=np.float64)
+        buf[:-1] = xp.asarray(values, dtype=np.float64)
+        buf[-1] = float(self._stop_requested())
+        self.comm.allreduce_array(buf, "sum")
+        host = np.asarray(self.backend.to_host(buf), np.float64)
+        self._stop_agreed = bool(host[-1] > 0)
+        return host[:-1]
 
     # -- operators ------------------------------------------------------------------------------
     def pull_sum(self, x, *, out=None, gather: bool = True):

@@ -27,8 +27,9 @@ class Comm:
     def owned(self) -> tuple:
         return self.ranges[self.rank]
 
-    def gather_owned(self, x) -> int:
-        """Fill every rank's range of ``x`` from the rank that owns it."""
+    def gather_owned(self, x, wait: bool = True) -> int:
+        """Fill every rank's range of ``x`` from the rank that owns it. ``wait=False`` may only
+        queue the transfers (on a GPU): a later :meth:`allreduce_array` waits for them."""
         return 0
 
     def merge_min(self, state, changed) -> int:
@@ -44,6 +45,10 @@ class Comm:
         """A scalar, or a small 1-D NumPy array elementwise, combined over ranks with ``op``
         (``sum``, ``max``, ``min``)."""
         return value
+
+    def allreduce_array(self, x, op: str = "sum") -> None:
+        """``x`` (a small float64 array of the backend) combined over ranks with ``op``, in
+        place; returns once it, and every transfer queued before it, is done."""
 
     def barrier(self) -> None:
         """Return once every rank has called it."""

@@ -23,7 +23,7 @@ class HostComm(Comm):
     def _sent(self, before: int) -> int:
         return self.mesh.bytes_sent - before
 
-    def gather_owned(self, x) -> int:
+    def gather_owned(self, x, wait: bool = True) -> int:
         before = self.mesh.bytes_sent
         lo, hi = self.owned
         for r, part in enumerate(self.mesh.allgather(np.ascontiguousarray(x[lo:hi]))):
@@ -65,6 +65,9 @@ class HostComm(Comm):
         if isinstance(value, np.ndarray):
             return result
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
+
+    def allreduce_array(self, x, op: str = "sum") -> None:
+        x[...] = self.allreduce(np.asarray(x), op)
 
     def barrier(self) -> None:
         self.mesh.barrier()

@@ -199,8 +199,7 @@ class Job:
     def _raise(self, err: BaseException, worker: str | None):
         for f in self._all:
             f.cancel()
-        for path in _worker.shared_files(self.id):  # results rank 0 left for us (same host)
-            os.unlink(path)
+        _worker.remove_shared(self.id)  # results the ranks left for us (same host)
         gone = set(self._workers_gone())
         self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
                         on_error="ignore")
@@ -240,8 +239,12 @@ class Job:
                 self._fail(JobError(f"worker {', '.join(gone)} died"), gone[0])
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {self.id} did not finish within {timeout} s")
+        finished = time.perf_counter()
         parts = self.client.gather(self.futures)
+        gathered = time.perf_counter()
         self._result = _combine(parts, time.perf_counter() - self.t0, self.graph)
+        self._result.stats["client_timing"] = {"finished": finished - self.t0, "gathered": gathered - self.t0,
+                                               "combined": time.perf_counter() - self.t0}
         return self._result
 
     def _root_cause(self):

@@ -91,7 +91,7 @@ class NcclComm(Comm):
     def _ptr(self, x, offset: int = 0) -> int:
         return x.data.ptr + offset * x.itemsize
 
-    def gather_owned(self, x) -> int:
+    def gather_owned(self, x, wait: bool = True) -> int:
         stream = cp.cuda.get_current_stream().ptr
         kind = _TYPES[x.dtype]
         nccl.groupStart()
@@ -99,7 +99,8 @@ class NcclComm(Comm):
             if hi > lo:
                 self.nccl.broadcast(self._ptr(x, lo), self._ptr(x, lo), hi - lo, kind, r, stream)
         nccl.groupEnd()
-        self._wait()
+        if wait:
+            self._wait()
         lo, hi = self.owned
         return (hi - lo) * x.itemsize * (self.size - 1)
 
@@ -150,6 +151,11 @@ class NcclComm(Comm):
         if isinstance(value, np.ndarray):
             return result
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
+
+    def allreduce_array(self, x, op: str = "sum") -> None:
+        stream = cp.cuda.get_current_stream().ptr
+        self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], stream)
+        self._wait()
 
     def barrier(self) -> None:
         self.allreduce(0)

@@ -13,6 +13,7 @@ runs on the workers with ``Client.run`` (on the worker's event loop, beside the 
 from __future__ import annotations
 
 import glob
+import io
 import logging
 import os
 import socket
@@ -71,13 +72,37 @@ def shared_files(job_id: str) -> list:
     return glob.glob(str(SHARED_DIR / f"ooc-graph-{job_id}-*.npy"))
 
 
+def remove_shared(job_id: str) -> None:
+    """Remove the shared-memory results of a job that failed (any rank, or the client)."""
+    for path in shared_files(job_id):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:  # another rank got there first
+            pass
+
+
 def _shared_allocator(job_id: str):
+    """``(shape, dtype) -> array`` in a shared-memory ``.npy`` file. Every rank of a job calls it
+    in the same order and gets the same file (whoever comes first creates it), so each rank writes
+    its own vertices of a result and the client maps the whole."""
     count = [0]
 
     def empty(shape, dtype):
         path = SHARED_DIR / f"ooc-graph-{job_id}-{count[0]}.npy"
         count[0] += 1
-        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                                      "fortran_order": False, "shape": tuple(shape)})
+        header = header.getvalue()
+        size = len(header) + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.pwrite(fd, header, 0)  # the same bytes whichever rank writes them
+            if os.fstat(fd).st_size < size:
+                os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+        return np.memmap(path, dtype=dtype, mode="r+", offset=len(header), shape=tuple(shape))
     return empty
 
 
@@ -157,8 +182,10 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             comm = HostComm(m, ranges)
         timing["setup"] = time.perf_counter() - t0
         part = parts[rank]
-        shared = rank == 0 and spec.client_host == host_identity() and SHARED_DIR.is_dir() \
-            and os.access(SHARED_DIR, os.W_OK)
+        # Results go through shared memory when every rank shares the client's host: each rank
+        # writes its own vertices of them, in parallel; otherwise rank 0 returns them whole.
+        local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
+        shared = bool(comm.allreduce(int(local), "min"))
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
                               on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
                               host_empty=_shared_allocator(spec.job_id) if shared else None)
@@ -175,7 +202,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             where = result.save(spec.store if isinstance(spec.store, str) else None)
             graph.detach()
         result.graph = None
-        for name, array in result.arrays().items():  # the client maps these instead of receiving them
+        for name, array in result.arrays().items() if rank == 0 else ():  # the client maps these
             if isinstance(array, np.memmap) and Path(array.filename).parent == SHARED_DIR:
                 array.flush()
                 setattr(result, name, SharedArray(str(array.filename)))
@@ -188,8 +215,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             return {"summary": summary, "result": result}
         return {"summary": summary}
     except BaseException as err:
-        for path in shared_files(spec.job_id) if rank == 0 else []:
-            os.unlink(path)
+        remove_shared(spec.job_id)
         if isinstance(err, JobCancelled) and rank == 0:
             _progress(spec.job_id, state="cancelled")
         if spec.device == "gpu":
