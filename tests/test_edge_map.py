@@ -65,14 +65,19 @@ def reference(G, f, x, xd, monoid, frontier, direction, out):
 CASES = [(seed, seed % 2 == 0, seed % 3 == 0, [1, 2, 5, None][seed % 4], [1, 3, 64][seed % 3]) for seed in range(40)]
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs", CASES)
-def test_against_reference(tmp_path, seed, directed, weighted, interval_size, chunk_arcs):
+def test_against_reference(tmp_path, seed, directed, weighted, interval_size, chunk_arcs, device):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 30))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 3 * n + 1)), weighted=weighted)
     G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=directed, num_vertices=n,
                           interval_size=interval_size, chunk_arcs=chunk_arcs, progress=False)
-    engine = Engine(G, device="cpu", memory=["2KiB", None][seed % 2])
+    if device == "cpu":
+        engine = Engine(G, device="cpu", memory=["2KiB", None][seed % 2])
+    else:  # a device budget of the state and a few chunks streams them (generated kernels, CuPy)
+        engine = Engine(G, device="gpu", device_memory=[6 * 8 * n + 3 * 24 * chunk_arcs + 1024, None][seed % 2])
+    xp = engine.backend.xp
     x = rng.integers(0, 4, n).astype(np.float64)  # small values: most_frequent has ties and repeats
     xd = rng.integers(0, 4, n).astype(np.float64)
     for i, f in enumerate(FUNCTIONS):
@@ -84,8 +89,9 @@ def test_against_reference(tmp_path, seed, directed, weighted, interval_size, ch
             start = (start > 0).astype(np.float64)
         want = reference(G, f, x, xd, monoid, frontier, direction, start)
         got = engine.edge_map(f, x, x_dst=xd, monoid=monoid, frontier=frontier, direction=direction,
-                              out=start.copy())
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, err_msg=f"{f} {monoid} {direction}")
+                              out=xp.asarray(start.copy()))
+        np.testing.assert_allclose(engine.to_host(got), want, rtol=1e-12, atol=0 if device == "cpu" else 1e-12,
+                                   err_msg=f"{f} {monoid} {direction}")
 
 
 def test_defaults_and_frontier_ids(tmp_path):
