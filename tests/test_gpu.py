@@ -143,3 +143,14 @@ def test_results_come_back_whole_through_the_staging_ring(nbytes, tmp_path):
     hostbuf.populate(out[n // 3:])
     gpu.to_host(a[n // 3:], out[n // 3:])  # a slice of a memory map, as a distributed rank writes
     np.testing.assert_array_equal(out[n // 3:], cp.asnumpy(a[n // 3:]))
+
+
+@pytest.mark.parametrize("nbytes", [0, 8, (16 << 20) - 8, 16 << 20, (100 << 20) + 24])
+def test_host_arrays_reach_the_device_whole_through_the_staging_ring(nbytes):
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu
+    host = np.arange(nbytes // 8, dtype=np.int64) * 5 + 1
+    dev = gpu.to_device(host[1:] if host.size else host)
+    np.testing.assert_array_equal(cp.asnumpy(dev), host[1:] if host.size else host)
+    assert dev.dtype == np.int64

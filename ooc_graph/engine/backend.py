@@ -31,6 +31,12 @@ class Backend:
         out[...] = array
         return out
 
+    def to_device(self, array):
+        """A host array where the state lives (as is on the CPU; at bus speed to a GPU)."""
+        if self.xp is np:
+            return np.asarray(array)
+        return self.kernels.to_device(array)
+
     def free_memory(self) -> int | None:
         """Free device memory in bytes (``None`` on the CPU)."""
         if self.xp is np:

@@ -18,7 +18,12 @@ from . import locking
 from . import compact as C
 from . import results as R
 from ._validate import check_store
+from .direct import ChecksumError, ChunkTable, DirectReader, Unsupported
 from .locking import IO
+
+# Read the large datasets' chunks straight from the file on several threads (store/direct.py);
+# False reads everything through h5py (one thread).
+DIRECT_READS = True
 
 
 def open_graph(path, *, lock_timeout=None) -> "Graph":
@@ -44,6 +49,7 @@ class Graph:
     def __init__(self, path, *, lock_timeout=None):
         self.path = Path(path)
         self._h5, self._key, self._closed = None, None, False
+        self._direct = None  # (file key, DirectReader, {dataset: ChunkTable or None}) once used
         self._engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
         self._timeout = locking.lock_timeout(lock_timeout)
         if not self.path.exists():
@@ -148,9 +154,43 @@ class Graph:
                 f"{self.num_arcs:,} arcs, {kind}{w}{closed}>")
 
     # -- arrays ---------------------------------------------------------------------------------
+    def _direct_table(self, h5, name):
+        """``(reader, table)`` to read dataset ``name`` without h5py (:mod:`.direct`), or None.
+        Called with IO held; the reader's descriptor is checked to be the file h5py has open."""
+        if not DIRECT_READS or self._key is None:
+            return None
+        if self._direct is None or self._direct[0] != self._key:
+            self._close_direct()
+            reader = DirectReader(self.path)
+            if locking.file_key(reader.fd) != self._key:  # replaced between the two opens
+                reader.close()
+                return None
+            self._direct = (self._key, reader, {})
+        _key, reader, tables = self._direct
+        if name not in tables:
+            try:
+                tables[name] = ChunkTable(h5[name])
+            except (Unsupported, KeyError):
+                tables[name] = None
+        return None if tables[name] is None else (reader, tables[name])
+
+    def _close_direct(self):
+        if self._direct is not None:
+            self._direct[1].close()
+            self._direct = None
+
     def _read(self, name, sel=slice(None)):
         try:
             with self._file() as h5:
+                direct = self._direct_table(h5, name) if sel == slice(None) else None
+                if direct is not None:
+                    reader, table = direct
+                    out = np.empty(table.size, dtype=table.dtype)
+                    try:
+                        reader.read(table, 0, table.size, out)
+                        return out
+                    except ChecksumError:
+                        pass  # h5py reads it again and reports the corruption
                 return h5[name][sel]
         except KeyError as err:
             raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
@@ -274,10 +314,16 @@ class Graph:
             except KeyError as err:
                 raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
             arr = empty((sum(count for _, count in ranges),), ds.dtype)
+            direct = self._direct_table(h5, name)
             at = 0
             for start, count in ranges:
                 try:
-                    if count:
+                    if count and direct is not None:
+                        try:
+                            direct[0].read(direct[1], start, count, arr[at:at + count])
+                        except ChecksumError:  # h5py reads it again and reports the corruption
+                            ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
+                    elif count:
                         ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
                 except OSError as err:
                     raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
@@ -382,6 +428,7 @@ class Graph:
         with IO:
             self._closed = True
             self._detach()
+            self._close_direct()
 
     def __enter__(self):
         return self
