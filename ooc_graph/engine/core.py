@@ -377,7 +377,8 @@ class Engine(ChunkStream):
         ``out`` (n values) is combined into as it is; by default a new array of the monoid's
         identity (float64; uint8 for ``or``; a copy of ``x_dst`` for ``most_frequent``).
         ``frontier`` (a mask or vertex ids) restricts the pass to arcs whose source is in it and
-        skips chunks without such a source. ``direction``: ``"in"`` along the arcs, ``"out"``
+        skips chunks without such a source (a frontier with few arcs is advanced over the CSR
+        instead, on the CPU in one process). ``direction``: ``"in"`` along the arcs, ``"out"``
         against them (into each arc's source; streams the out-CSR), ``"both"`` (on an undirected
         graph all three are one pass). ``gather=False`` leaves the other workers' ranges of
         ``out`` unset in a distributed run (only :attr:`owned` is valid). Returns ``out``.

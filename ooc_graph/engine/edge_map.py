@@ -15,6 +15,11 @@ length, cached like CEL chunks under the same budget; it cannot skip chunks by f
 row's arcs lead anywhere. On an undirected graph every edge is stored as two arcs, so ``"out"``
 and ``"both"`` are the ``"in"`` pass.
 
+A frontier whose arcs are fewer than ``core.ADVANCE_FRACTION`` of the graph is advanced over
+the CSR rows of its vertices instead (out-CSR along the arcs, in-CSR against them), as
+:meth:`Engine.propagate_min` does, when the CSRs fit the budget: in one process on the CPU for
+now (the GPU and distributed runs take frontier passes; see :func:`_advance`).
+
 In a distributed run every worker processes its own arcs, writes only its own vertices
 (:attr:`Engine.owned`) and, unless ``gather=False``, ends with ``gather_owned``: the runtime needs
 no new collective.
@@ -91,6 +96,8 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
     tree = expr.tree
     if monoid == "most_frequent":
         _most_frequent(engine, tree, xs, xd, active, intervals, out, direction)
+    elif active is not None and _advance(engine, tree, monoid, xs, xd, active, out, direction):
+        pass  # a small frontier's arcs, from the CSR
     else:
         if monoid == "sum" and active is not None and tree in _LINEAR:
             xs, active = xp.where(active != 0, xs, 0.0), None  # masked once, not per chunk
@@ -109,6 +116,55 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
         engine._exchange(engine.comm.gather_owned, out)
     engine.stats.seconds_computing += time.perf_counter() - t
     return out
+
+
+def _advance(engine, tree, monoid, xs, xd, active, out, direction) -> bool:
+    """A frontier pass as an advance over the CSR rows of the active vertices, when their arcs
+    are fewer than ``core.ADVANCE_FRACTION`` of the graph (as :meth:`Engine.propagate_min`
+    chooses) and the CSRs fit the budget: along the arcs the out-CSR rows of the frontier, against
+    them the in-CSR rows. One process on the CPU only, for now: a GPU would need the scatter
+    kernels (``cupyx.scatter_add``/``_min``/``_max``) tested on the device, and a distributed run
+    each worker's share of the frontier. Returns whether it ran."""
+    from . import core
+    g, xp = engine.graph, engine.backend.xp
+    if xp is not np or engine.comm.size != 1:
+        return False
+    sides = {"in": ("out",), "out": ("in",), "both": ("out", "in")}[direction]
+    frontier = np.flatnonzero(active)
+    degrees = {"out": engine.vertex_array("out_degree"), "in": engine.vertex_array("in_degree")}
+    arcs = int(sum(int(degrees[side][frontier].sum()) for side in sides))
+    if arcs >= core.ADVANCE_FRACTION * g.num_arcs or not all(engine.csr(side) is not None for side in sides):
+        return False
+    t, before = time.perf_counter(), engine.stats.as_dict()
+    for side in sides:
+        indptr, indices, w, _ = engine.csr(side)
+        starts = np.asarray(indptr[frontier], np.int64)
+        counts = np.asarray(indptr[frontier + 1], np.int64) - starts
+        total = int(counts.sum())
+        if not total:
+            continue
+        first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        pos = first + np.arange(total)  # the rows' arcs, one after the other
+        u = np.repeat(frontier, counts)  # the active end of each arc
+        v = np.asarray(indices[pos], np.int64)  # the end that receives
+        env = {"w": 1.0 if w is None else w[pos]}
+        uses = repr(tree)
+        if "src" in uses:
+            env["src"] = xs[u]
+        if "dst" in uses:
+            env["dst"] = xd[v]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            values = np.broadcast_to(engine.backend.kernels.evaluate(tree, env), (total,))
+        if monoid == "or":
+            out[v[values != 0]] = 1
+        elif monoid == "sum":
+            out += np.bincount(v, weights=values.astype(np.float64), minlength=out.size).astype(out.dtype, copy=False)
+        else:
+            (np.minimum if monoid == "min" else np.maximum).at(out, v, values.astype(out.dtype, copy=False))
+    engine.stats.advances += 1
+    engine.stats.arcs_processed += arcs
+    engine.stats.record("advance", time.perf_counter() - t, before, arcs=arcs, clock=engine.clock)
+    return True
 
 
 def _vertex_values(xp, x, n, name):
