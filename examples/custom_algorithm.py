@@ -43,17 +43,19 @@ def main():
     ap.add_argument("store", nargs="?")
     ap.add_argument("--device", default="auto")
     a = ap.parse_args()
-    if a.store:
-        G = ooc_graph.open(a.store)
-    else:
-        G = ooc_graph.generate.grid(Path(tempfile.mkdtemp()) / "mesh.h5", 300, 300, progress=False)
-    seeds = [int(v) for v in G.vertices[:: max(1, G.num_vertices // 4)][:4]]
-    dist, iterations = nearest_seed_distance(G, seeds, device=a.device)
-    reached = np.isfinite(dist)
-    print(f"{G!r}\nseeds {seeds}: {int(reached.sum()):,} vertices reached in {iterations} iterations, "
-          f"farthest {int(dist[reached].max())} hops")
-    avg = mean_in_neighbour_degree(G, device=a.device)
-    print(f"mean in-neighbour out-degree: {float(avg.mean()):.3f} (max {float(avg.max()):.1f})")
+    with tempfile.TemporaryDirectory(prefix="ooc-custom-") as work:  # removed at the end
+        if a.store:
+            G = ooc_graph.open(a.store)
+        else:
+            G = ooc_graph.generate.grid(Path(work) / "mesh.h5", 300, 300, progress=False)
+        with G:
+            seeds = [int(v) for v in G.vertices[:: max(1, G.num_vertices // 4)][:4]]
+            dist, iterations = nearest_seed_distance(G, seeds, device=a.device)
+            reached = np.isfinite(dist)
+            print(f"{G!r}\nseeds {seeds}: {int(reached.sum()):,} vertices reached in {iterations} iterations, "
+                  f"farthest {int(dist[reached].max())} hops")
+            avg = mean_in_neighbour_degree(G, device=a.device)
+            print(f"mean in-neighbour out-degree: {float(avg.mean()):.3f} (max {float(avg.max()):.1f})")
 
 
 if __name__ == "__main__":

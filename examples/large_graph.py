@@ -84,6 +84,8 @@ def run(a) -> list:
                 r = getattr(ooc_graph, algo)(G, device="gpu" if gpu else "cpu", **budgets, **where, **kw)
                 _stage(rows, f"{algo} ({label})", time.perf_counter() - t, r.stats["arcs_processed"])
                 rows[-1]["iterations"] = r.iterations
+                if a.json:  # as it goes: a long job stopped midway keeps what it measured
+                    Path(a.json).write_text(json.dumps(rows, indent=1))
         G.close()
     finally:
         if folder is not None:

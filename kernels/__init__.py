@@ -13,6 +13,11 @@ Both modules expose the same functions with the same signatures:
 
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of
 files, stores, dask or scheduling: the engine hands them arrays.
+
+The CPU module runs its operators compiled where numba is installed (``cpu_compiled``, the NumPy
+code being their reference) and then also offers whole traversals over a CSR held in memory:
+``whole_traversals()``, ``traverse_min(indptr, indices, weights, frontier, state, plus, parent)``
+(queue BFS or Dijkstra to the fixed point) and ``tree_parents(...)`` (the shortest-path tree).
 """
 
 from . import cpu

@@ -26,9 +26,10 @@ _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 @cp.memoize(for_each_device=True)
 def _module():
     names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
-             + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent", "advance_min")
+             + [f"ooc_graph_{k}<{t}>" for k in ("relax_min", "tight_parent", "advance_min", "advance_queue")
                 for t in _WEIGHT.values()]
-             + ["ooc_graph_pull_sum", "ooc_graph_hook_min", "ooc_graph_scatter_min", "ooc_graph_pagerank_step"])
+             + ["ooc_graph_pull_sum", "ooc_graph_hook_min", "ooc_graph_scatter_min", "ooc_graph_pagerank_step",
+                "ooc_graph_queue_turn"])
     return cp.RawModule(code=_SOURCE.read_text(), options=("-std=c++14",), name_expressions=names)
 
 
@@ -254,6 +255,50 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     _launch(f"ooc_graph_advance_min<{_WEIGHT[w.dtype]}>", 32 * nf,
             (indptr, indices, w, np.int32(weights is not None and plus is None), _plus(plus), frontier,
              np.int64(nf), state.view(cp.uint64), changed))
+
+
+# Frontier queues for advance_levels: vertices a level may hand on without the host, the grid
+# that strides over them, and how many levels run between two looks from the host.
+QUEUE_CAPACITY = 1 << 16
+_QUEUE_BLOCKS = 512
+LEVELS_PER_SYNC = 64
+
+
+@cp.memoize(for_each_device=True)
+def _queues():
+    return (cp.empty(QUEUE_CAPACITY, dtype=np.int64), cp.empty(QUEUE_CAPACITY, dtype=np.int64),
+            cp.zeros(2, dtype=np.uint64), cp.zeros(3, dtype=np.uint64))
+
+
+def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC):
+    """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
+    state in ``state``, ``changed`` all zero) queued back to back, then one look from the host.
+    Returns ``(levels run, arcs relaxed, the next frontier)``; ``changed`` is all zero again
+    unless the frontier outgrew the queue (then it marks that frontier, which is returned too)."""
+    q = _queues()
+    cur, nxt, sizes, ctl = q
+    nf = int(frontier.size)
+    cur[:nf] = frontier
+    sizes[0], sizes[1] = nf, 0
+    ctl.fill(0)
+    w = weights if weights is not None else _dummy()
+    use_w = np.int32(weights is not None and plus is None)
+    advance = _kernel(f"ooc_graph_advance_queue<{_WEIGHT[w.dtype]}>")
+    turn = _kernel("ooc_graph_queue_turn")
+    st = state.view(cp.uint64)
+    c = 0
+    for _ in range(levels):
+        a, b = q[c], q[1 - c]
+        advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), a, b, sizes, np.int32(c),
+                                                np.int64(QUEUE_CAPACITY), st, changed, ctl))
+        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), changed, ctl))
+        c = 1 - c
+    stop, ran, arcs, size0, size1 = (int(v) for v in cp.concatenate([ctl, sizes]).get())
+    if stop == 1:
+        return ran, arcs, cp.empty(0, dtype=np.int64)
+    if stop == 2:
+        return ran, arcs, cp.flatnonzero(changed)
+    return ran, arcs, q[c][:(size0, size1)[c]].copy()
 
 
 def scatter_min(state, ids, values, changed) -> None:

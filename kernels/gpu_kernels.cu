@@ -91,6 +91,61 @@ __global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, cons
     }
 }
 
+// Levels of a frontier advance run back to back without the host (a road graph's BFS has
+// ~1,000 levels of a few hundred vertices: waiting for each level's size cost ~8x the kernels).
+// The frontier is a queue: queue[c] holds sizes[c] vertices; each level relaxes their out-arcs
+// (one warp per vertex, a fixed grid striding over the queue) and appends every vertex whose
+// state dropped to queue[1 - c] (a vertex lowered twice in one level may appear twice: harmless).
+// ctl: [0] stop (1: frontier empty, 2: next frontier over capacity: changed[] marks it exactly),
+// [1] levels run, [2] arcs relaxed.
+template <typename W>
+__global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                        const W* __restrict__ w, const int use_w, const double plus,
+                                        const long long* __restrict__ cur, long long* __restrict__ next,
+                                        unsigned long long* sizes, const int c, const long long cap,
+                                        unsigned long long* state, unsigned char* __restrict__ changed,
+                                        unsigned long long* ctl) {
+    if (ctl[0]) return;
+    const long long nf = (long long)sizes[c];
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (first == 0 && lane == 0) ctl[1] += 1;
+    for (long long k = first; k < nf; k += warps) {
+        const long long u = cur[k];
+        const double su = __longlong_as_double((long long)state[u]);
+        if (su == OOC_INF) continue;
+        const long long start = indptr[u], end = indptr[u + 1];
+        if (lane == 0) atomicAdd(&ctl[2], (unsigned long long)(end - start));
+        for (long long j = start + lane; j < end; j += 32) {
+            const double cand = su + (use_w ? (double)w[j] : plus);
+            const unsigned long long cv = (unsigned long long)__double_as_longlong(cand);
+            const int v = indices[j];
+            if (cv < state[v] && cv < atomicMin(&state[v], cv)) {
+                changed[v] = 1;
+                const unsigned long long at = atomicAdd(&sizes[1 - c], 1ULL);
+                if ((long long)at < cap) next[at] = v;
+            }
+        }
+    }
+}
+
+// After a level: stop if the next frontier is empty or over capacity (changed[] then marks it);
+// else clear its marks for the level after and empty the queue just read.
+__global__ void ooc_graph_queue_turn(const long long* __restrict__ next, unsigned long long* sizes, const int c,
+                                     const long long cap, unsigned char* __restrict__ changed,
+                                     unsigned long long* ctl) {
+    if (ctl[0]) return;
+    const long long size = (long long)sizes[1 - c];
+    const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (size == 0 || size > cap) {
+        if (i0 == 0) ctl[0] = size == 0 ? 1 : 2;
+        return;
+    }
+    for (long long i = i0; i < size; i += (long long)gridDim.x * blockDim.x) changed[next[i]] = 0;
+    if (i0 == 0) sizes[c] = 0;
+}
+
 // The root of x's tree. Pointers only decrease (parent[x] <= x), so the walk ends.
 __device__ __forceinline__ long long ooc_root(const long long* parent, long long x) {
     long long p = parent[x];

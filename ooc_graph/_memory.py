@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -61,3 +62,23 @@ def human(nbytes: float) -> str:
             return f"{nbytes:.1f} {unit}" if unit != "B" else f"{int(nbytes)} B"
         nbytes /= 1024
     return f"{nbytes:.1f} TiB"  # pragma: no cover
+
+
+def release_free_memory() -> None:
+    """Hand freed heap pages back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    Arrays freed by worker threads leave holes in per-thread malloc arenas that still count as
+    resident; a build calls this between passes and buckets so that its peak stays within budget.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim():
+    try:
+        import ctypes
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None

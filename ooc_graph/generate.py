@@ -9,11 +9,14 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ._parallel import ordered_map, workers
 from .errors import ParameterError
 from .ingest.builder import GraphBuilder
+from .ingest.output import check_output
 from .store import open_graph
 
 __all__ = ["rmat", "urand", "grid", "GENERATORS"]
@@ -29,44 +32,58 @@ def _check(scale, edge_factor):
         raise ParameterError(f"edge_factor must be a positive integer (got {edge_factor!r})")
 
 
+def _ready(out, n, overwrite, opts):
+    """Output path and budget checked before the (possibly large) permutation is drawn."""
+    GraphBuilder.check_options(num_vertices=n, **{k: opts[k] for k in ("memory", "weight_dtype", "chunk_arcs",
+                                                                       "workers", "device") if k in opts})
+    check_output(out, overwrite=overwrite)
+
+
 def _weights(rng, m, weighted):
     # Graph500 SSSP draws weights uniformly from [0, 1); keep them strictly positive here.
     return (1.0 - rng.random(m)) if weighted else None
 
 
 def _write(out, edges, *, n, directed, weighted, source, **opts):
-    """Build the store from ``edges``, a generator of (src, dst, weights) steps."""
+    """Build the store from ``edges``, a generator of (src, dst, weights) steps (the builder checks
+    the output path and the budget before any edge is drawn)."""
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=n, source=source,
                       **opts) as b:
+        t = time.perf_counter()
         try:
             for src, dst, w in edges:
                 b.add(src, dst, w)
         finally:
             edges.close()  # stops the generating threads if the builder failed
+        b.stages.add("generate", time.perf_counter() - t - b.stages.seconds.get("add", 0.0))
         b.finish()
     return open_graph(out)
 
 
 def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 0.19, c: float = 0.19,
-         seed: int = 0, directed: bool = False, weighted: bool = False, permute: bool = True, **opts):
+         seed: int = 0, directed: bool = False, weighted: bool = False, permute: bool = True,
+         overwrite: bool = False, **opts):
     """Graph500 Kronecker graph: 2**scale vertices, edge_factor * 2**scale edges.
 
     Each edge picks one quadrant per level with probabilities a, b, c, d = 1-a-b-c. With
     ``permute`` the vertex ids are randomly permuted, as in Graph500, so hubs are not all near 0.
     Edges are drawn on ``workers`` threads (default: the cores, at most 8); the graph depends on
-    the seed alone. Other keyword arguments go to the store builder (``memory``,
-    ``interval_size``, ``workers``, ...).
+    the seed alone. An existing store at ``out`` is replaced only with ``overwrite=True``. Other
+    keyword arguments go to the store builder (``memory``, ``interval_size``, ``workers``, ...).
 
     >>> import ooc_graph, tempfile, os
-    >>> G = ooc_graph.generate.rmat(os.path.join(tempfile.mkdtemp(), "r.h5"), 8, progress=False)
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> G = ooc_graph.generate.rmat(os.path.join(folder.name, "r.h5"), 8, progress=False)
     >>> G.num_vertices
     256
+    >>> G.close(); folder.cleanup()
     """
     _check(scale, edge_factor)
     d = 1.0 - a - b - c
     if min(a, b, c, d) < 0:
         raise ParameterError(f"R-MAT probabilities must be non-negative and sum to at most 1 (a={a}, b={b}, c={c})")
     n, m = 1 << scale, edge_factor << scale
+    _ready(out, n, overwrite, opts)
     root = np.random.SeedSequence(seed)
     perm = np.random.default_rng(root.spawn(1)[0]).permutation(n) if permute else None
 
@@ -89,14 +106,15 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
     edges = ordered_map(step, enumerate(root.spawn(1 + -(-m // _STEP))[1:]), workers(opts.get("workers")))
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
                   source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed})",
-                  **opts)
+                  overwrite=overwrite, **opts)
 
 
 def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bool = False,
-          weighted: bool = False, **opts):
+          weighted: bool = False, overwrite: bool = False, **opts):
     """Uniform random graph (GAP urand): edge_factor * 2**scale edges between uniform endpoints."""
     _check(scale, edge_factor)
     n, m = 1 << scale, edge_factor << scale
+    _ready(out, n, overwrite, opts)
     root = np.random.SeedSequence(seed)
 
     def step(item):
@@ -107,15 +125,18 @@ def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bo
 
     edges = ordered_map(step, enumerate(root.spawn(-(-m // _STEP))), workers(opts.get("workers")))
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
-                  source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", **opts)
+                  source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", overwrite=overwrite,
+                  **opts)
 
 
-def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, **opts):
+def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, overwrite: bool = False,
+         **opts):
     """Undirected rows × cols mesh; vertex (r, c) is r * cols + c. Diameter rows + cols - 2."""
     for name, v in (("rows", rows), ("cols", cols)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ParameterError(f"{name} must be a positive integer (got {v!r})")
     n = rows * cols
+    _ready(out, n, overwrite, opts)
     root = np.random.SeedSequence(seed)
     rows_per_step = max(1, _STEP // (2 * cols))
 
@@ -132,7 +153,7 @@ def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, **
             dst = np.concatenate([right[1], down[1]])
             yield src, dst, _weights(rng, src.size, weighted)
     return _write(out, edges(), n=n, directed=False, weighted=weighted,
-                  source=f"grid(rows={rows}, cols={cols}, seed={seed})", **opts)
+                  source=f"grid(rows={rows}, cols={cols}, seed={seed})", overwrite=overwrite, **opts)
 
 
 GENERATORS = {"rmat": rmat, "urand": urand, "grid": grid}

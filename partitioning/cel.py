@@ -104,6 +104,50 @@ def back_arcs(src, dst, weight, interval_size: int):
     return src[keep], dst[keep], None if weight is None else weight[keep]
 
 
+def blocks_of_sorted(rows, cols, weight, interval_size: int, local_dtype, *, rows_are_dst: bool,
+                     back_only: bool = False) -> list[Blocks]:
+    """:func:`build_blocks` for arcs already sorted by (row, column), in little memory: one
+    :class:`Blocks` per interval of rows, each ordered by the columns' interval (a stable radix
+    sort where intervals fit 16 bits), so temporaries are the size of one interval's arcs.
+
+    ``rows_are_dst``: rows are destinations, so the blocks are CEL order (what ``build_blocks``
+    gives). Otherwise rows are sources and the blocks are source-major; with ``back_only`` only
+    arcs into earlier intervals are kept (the augmentation of ``back_arcs``).
+    """
+    size = int(interval_size)
+    out = []
+    if not len(rows):
+        return out
+    first, last = int(rows[0]) // size, int(rows[-1]) // size
+    cuts = np.searchsorted(rows, np.arange(first, last + 2, dtype=np.int64) * size)
+    for major in range(first, last + 1):
+        a, b = int(cuts[major - first]), int(cuts[major - first + 1])
+        if a == b:
+            continue
+        c, r, w = cols[a:b], rows[a:b], None if weight is None else weight[a:b]
+        minor = c // size
+        if back_only:
+            keep = minor < major
+            c, r, minor = c[keep], r[keep], minor[keep]
+            w = None if w is None else w[keep]
+            if not len(c):
+                continue
+        if int(minor.max(initial=0)) < 1 << 15:
+            minor = minor.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
+        order = np.argsort(minor, kind="stable")
+        counts = np.bincount(minor, minlength=int(minor.max()) + 1)
+        del minor
+        nonzero = np.flatnonzero(counts)
+        c_local = (c[order] % size).astype(local_dtype)
+        r_local = (r[order] - major * size).astype(local_dtype)
+        majors = np.full(len(nonzero), major, np.int64)
+        src, dst = (c_local, r_local) if rows_are_dst else (r_local, c_local)
+        bsrc, bdst = (nonzero.astype(np.int64), majors) if rows_are_dst else (majors, nonzero.astype(np.int64))
+        out.append(Blocks(src_local=src, dst_local=dst, weight=None if w is None else w[order],
+                          block_src=bsrc, block_dst=bdst, block_len=counts[nonzero].astype(np.int64)))
+    return out
+
+
 @dataclass(frozen=True)
 class ChunkLayout:
     """Which blocks a CEL range [start, stop) covers, and how many of each block's arcs."""

@@ -31,6 +31,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
+@pytest.fixture(autouse=True)
+def _tiny_build_budgets(monkeypatch):
+    """Tests force the builder's out-of-core paths with budgets of a few KiB (STYLE.md); the fixed
+    allowances for the interpreter itself and for HDF5's write buffers would refuse those, so here
+    they are zero. Tests of the budget floor restore them (``monkeypatch.undo()``)."""
+    from ooc_graph.ingest import footprint
+    monkeypatch.setattr(footprint, "BASELINE_BYTES", 0)
+    monkeypatch.setattr(footprint, "HDF5_WRITE_COPIES", 0)
+
+
 @pytest.fixture
 def data_dir():
     if not DATA.is_dir():

@@ -84,8 +84,11 @@ def check_pagerank(H, r, **kw):
 
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs,memory", CASES)
 def test_random_graphs(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, memory):
-    # Per iteration strategy: edge-centric passes only, the default choice, or CSR advance always.
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION, np.inf][(seed // 2) % 3])
+    # Per iteration strategy: edge-centric passes only, the default choice (a whole compiled
+    # traversal where the CSR is in memory), or CSR advance always.
+    strategy = (seed // 2) % 3
+    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION, np.inf][strategy])
+    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", strategy == 1)
     G, H, n = _convert(tmp_path, seed, directed, weighted, interval_size, chunk_arcs)
     source = seed % n
     check_pagerank(H, ooc_graph.pagerank(G, device="cpu", memory=memory, tol=1e-12, max_iter=10_000))

@@ -58,6 +58,45 @@ def test_convert_and_errors(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "e.txt", "g.h5"]
 
 
+def test_overwrite_replaces_only_a_store(tmp_path, capsys):
+    """``convert`` and ``generate`` refuse to replace an existing store without ``--overwrite``,
+    replace it with it, and never replace the input or a file that is not a store."""
+    edges = tmp_path / "e.txt"
+    edges.write_text("0 1\n1 2\n")
+    out = tmp_path / "g.h5"
+    assert main(["convert", str(edges), str(out), "--quiet"]) == 0
+    before = out.read_bytes()
+    assert main(["convert", str(edges), str(out), "--quiet"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert out.read_bytes() == before
+    edges.write_text("0 1\n1 2\n2 3\n")
+    assert main(["convert", str(edges), str(out), "--quiet", "--overwrite"]) == 0
+    assert main(["info", str(out)]) == 0
+    assert "4 vertices" in capsys.readouterr().out
+    assert main(["generate", "grid", str(out), "--rows", "2", "--cols", "3", "--quiet"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["generate", "grid", str(out), "--rows", "2", "--cols", "3", "--quiet", "--overwrite"]) == 0
+    assert main(["generate", "rmat", str(out), "--scale", "4", "--quiet", "--overwrite"]) == 0
+    assert main(["info", str(out)]) == 0
+    assert "16 vertices" in capsys.readouterr().out
+    assert main(["convert", str(edges), str(edges), "--quiet", "--overwrite"]) == 2  # never the input
+    assert "e.txt" in capsys.readouterr().err and edges.read_text() == "0 1\n1 2\n2 3\n"
+    notes = tmp_path / "notes.h5"
+    notes.write_text("my notes\n")
+    assert main(["convert", str(edges), str(notes), "--quiet", "--overwrite"]) == 2
+    assert "not an ooc_graph store" in capsys.readouterr().err and notes.read_text() == "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.txt", "g.h5", "notes.h5"]
+
+
+def test_convert_device_and_stages(tmp_path, capsys):
+    edges = tmp_path / "e.txt"
+    edges.write_text("0 1\n1 2\n")
+    assert main(["convert", str(edges), str(tmp_path / "g.h5"), "--quiet", "--device", "cpu"]) == 0
+    assert main(["info", str(tmp_path / "g.h5"), "--json"]) == 0
+    assert '"stages"' in capsys.readouterr().out
+    assert main(["generate", "rmat", str(tmp_path / "r.h5"), "--scale", "5", "--quiet", "--device", "cpu"]) == 0
+
+
 def test_console_script_and_demo():
     r = subprocess.run([sys.executable, "-m", "ooc_graph.cli", "demo", "--scale", "8", "--device", "cpu"],
                        capture_output=True, text=True, timeout=120)

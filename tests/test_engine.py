@@ -8,6 +8,7 @@ import ooc_graph
 from ooc_graph.engine import Engine, core, get_backend, stream
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
+from ooc_graph.kernels import cpu
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +60,15 @@ def test_whole_graph_read_once_when_it_fits(graph):
 
 def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)  # edge-centric passes only
+    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)
     # A tall, narrow mesh: the BFS frontier lies in one or two intervals at a time.
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
     assert r.stats["chunks_skipped"] > r.stats["chunks_processed"] and r.stats["advances"] == 0
 
 
-def test_small_frontiers_advance_over_the_csr(tmp_path):
+def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 300, 300, interval_size=4096, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
     assert r.stats["advances"] == r.iterations and r.depth.max() == 598
@@ -98,6 +101,7 @@ def mesh(tmp_path_factory, request):
 @pytest.mark.parametrize("far", [False, True], ids=["first", "last"])
 def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, far):
     monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)
     monkeypatch.setattr(core, "ASYNC_AFTER_PASSES", 4)
     G = mesh
     source = G.num_vertices - 1 if far else 0  # waves towards higher ids, or towards lower ones
@@ -110,8 +114,10 @@ def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, f
     assert sync.stats["chunks"] > 10
     if execution == "async":
         # Chunks activated during a pass join it, and sweeps alternate direction: a handful of
-        # passes whichever way the wave runs, against one pass per hop across chunks.
-        assert r.stats["passes"] <= 12 < sync.stats["passes"] // 4
+        # passes whichever way the wave runs, against one pass per hop across chunks (NumPy
+        # kernels; the compiled relax_min updates a batch in place, so synchronous passes carry a
+        # wave along a chunk too and need fewer: 23 here against 12).
+        assert r.stats["passes"] <= 12 < sync.stats["passes"] // (1 if cpu.compiled() else 4)
     if execution != "sync":
         assert r.stats["passes"] < sync.stats["passes"] and r.bytes_read < sync.bytes_read
         assert r.stats["local_iterations"] > 0

@@ -13,7 +13,7 @@ def _arcs(G):
 
 def test_rmat_deterministic_and_sized(tmp_path):
     a = ooc_graph.generate.rmat(tmp_path / "a.h5", 10, 8, seed=3, progress=False)
-    b = ooc_graph.generate.rmat(tmp_path / "b.h5", 10, 8, seed=3, memory="64KiB", interval_size=100,
+    b = ooc_graph.generate.rmat(tmp_path / "b.h5", 10, 8, seed=3, memory="160KiB", interval_size=100,
                                 progress=False)
     c = ooc_graph.generate.rmat(tmp_path / "c.h5", 10, 8, seed=4, progress=False)
     assert a.num_vertices == 1024 and not a.directed

@@ -154,3 +154,29 @@ def test_host_arrays_reach_the_device_whole_through_the_staging_ring(nbytes):
     dev = gpu.to_device(host[1:] if host.size else host)
     np.testing.assert_array_equal(cp.asnumpy(dev), host[1:] if host.size else host)
     assert dev.dtype == np.int64
+
+
+@pytest.mark.parametrize("capacity", [8, 1 << 16])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch, capacity, weighted):
+    """Small frontiers advance many levels without the host (kernels.gpu.advance_levels); a
+    frontier that outgrows the queue (capacity 8) hands over to the host loop exactly."""
+    from ooc_graph.kernels import gpu
+    monkeypatch.setattr(gpu, "QUEUE_CAPACITY", capacity)
+    rng = np.random.default_rng(capacity + weighted)
+    side = 40  # a grid: ~80 levels of small frontiers, then a random graph: frontiers that explode
+    grid = [(r * side + c, r * side + c + 1) for r in range(side) for c in range(side - 1)] + \
+           [(r * side + c, (r + 1) * side + c) for r in range(side - 1) for c in range(side)]
+    n = side * side + 2000
+    extra = rng.integers(side * side, n, (8000, 2))
+    edges = np.vstack([np.array(grid), extra, [[side * side - 1, side * side]]])
+    data = np.column_stack([edges, rng.integers(1, 9, len(edges))]).astype(np.float64) if weighted else edges
+    G = ooc_graph.convert(data, tmp_path / "g.h5", num_vertices=n, directed=False, progress=False)
+    for source in (0, side * side + 5, n - 1):
+        for algo in ("bfs", "sssp"):
+            cpu, gpu_result = _pair(G, algo, source=source)
+            _same(cpu, gpu_result, algo)
+            monkeypatch.setattr(core, "QUEUED_LEVELS", False)
+            _same(cpu, getattr(ooc_graph, algo)(G, device="gpu", source=source), algo)
+            monkeypatch.setattr(core, "QUEUED_LEVELS", True)
+    assert gpu_result.stats["advances"] >= 1

@@ -200,21 +200,47 @@ def test_networkx_non_integer_nodes_refused(tmp_path):
 
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("workers", [1, 3])
-def test_bounded_memory_gives_the_same_store(tmp_path, directed, workers):
+@pytest.mark.parametrize("interval_size,memory", [(64, "400KiB"), (1024, "240KiB")])
+def test_bounded_memory_gives_the_same_store(tmp_path, directed, workers, interval_size, memory):
+    """Small budgets cut the arcs into many buckets: runs of whole intervals (64), or parts of one
+    interval (1024) whose blocks are put together from every part; the store is the same."""
     rng = np.random.default_rng(1)
     src, dst, w = random_edges(rng, n=3000, m=20000, weighted=True)
-    big = ooc_graph.convert((src, dst, w), tmp_path / "big.h5", directed=directed, interval_size=64,
-                            workers=1, progress=False)
-    small = ooc_graph.convert((src, dst, w), tmp_path / "small.h5", directed=directed, interval_size=64,
-                              memory="40KiB", workers=workers, progress=False)
-    assert small.built_by["memory"] == 40 * 1024
+    big = ooc_graph.convert((src, dst, w), tmp_path / "big.h5", directed=directed, interval_size=interval_size,
+                            workers=1, augment=True, progress=False)
+    small = ooc_graph.convert((src, dst, w), tmp_path / "small.h5", directed=directed, interval_size=interval_size,
+                              memory=memory, workers=workers, augment=True, progress=False)
+    assert small.built_by["memory"] == int(memory[:-3]) * 1024
     for a, b in zip(big.csr("out") + big.csr("in"), small.csr("out") + small.csr("in")):
         np.testing.assert_array_equal(a, b)
-    for a, b in zip(big.blocks, small.blocks):
+    for a, b in zip(big.blocks + big.back_blocks, small.blocks + small.back_blocks):
         np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(big.read_cel(0, big.num_arcs)[1], small.read_cel(0, small.num_arcs)[1])
+    for a, b in zip(big.read_cel(0, big.num_arcs)[1:], small.read_cel(0, small.num_arcs)[1:]):
+        np.testing.assert_array_equal(a, b)
+    k = len(big.intervals) - 1
+    for a, b in zip(big.read_back_arcs(0, k - 1, k, big.num_arcs)[1:], small.read_back_arcs(0, k - 1, k, big.num_arcs)[1:]):
+        np.testing.assert_array_equal(a, b)
     assert big.attrs["self_loops"] == small.attrs["self_loops"]
     assert big.attrs["min_weight"] == small.attrs["min_weight"] and big.attrs["max_weight"] == small.attrs["max_weight"]
+
+
+def test_split_intervals_and_the_floor(tmp_path, monkeypatch):
+    from ooc_graph.ingest import builder
+    plans = []
+    real = builder.GraphBuilder._plan
+    monkeypatch.setattr(builder.GraphBuilder, "_plan", lambda self, *a: plans.append(real(self, *a)) or plans[-1])
+    rng = np.random.default_rng(2)
+    src, dst, _ = random_edges(rng, n=2000, m=30000)
+    ooc_graph.convert((src, dst), tmp_path / "a.h5", memory="200KiB", workers=1, progress=False)
+    assert plans[-1] < 30000 // 4  # one interval of 2000 vertices, cut into several buckets
+    # A vertex whose arcs alone do not fit: an error naming the floor, the vertex and its arcs.
+    hub = np.zeros(40000, np.int64)
+    with pytest.raises(ParameterError, match=r"below the floor of .* vertex 0 has 40,000 arcs"):
+        ooc_graph.convert((np.arange(40000), hub), tmp_path / "b.h5", memory="2500KiB", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5"]
+    monkeypatch.undo()  # the real allowance for the program itself
+    with pytest.raises(ParameterError, match=r"below the floor of 96\.\d MiB"):
+        ooc_graph.convert((src, dst), tmp_path / "c.h5", memory="64MB", progress=False)
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -279,6 +305,6 @@ def test_failure_keeps_an_existing_store(tmp_path):
     before = out.read_bytes()
     (tmp_path / "bad.txt").write_text("0 1\nx y\n")
     with pytest.raises(InputError):
-        ooc_graph.convert(tmp_path / "bad.txt", out, progress=False)
+        ooc_graph.convert(tmp_path / "bad.txt", out, overwrite=True, progress=False)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "g.h5"]

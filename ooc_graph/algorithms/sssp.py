@@ -45,7 +45,6 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     plus = None if g.weighted else 1.0
     dist = xp.full(g.num_vertices, np.inf)
     dist[s] = 0.0
-    passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
-    parent = eng.tight_parents(dist, plus=plus, root=s)
+    passes, parent = eng.shortest_paths(dist, plus=plus, source=s, execution=execution)
     return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
                       distance=eng.result(dist), parent=eng.result(parent))

@@ -23,15 +23,8 @@ OUT_FORMATS = (".npz", ".csv", ".parquet")
 
 def _build_opts(a) -> dict:
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
-                workers=a.workers, augment=a.augment, progress=not a.quiet, **_overwrite(a))
-
-
-def _overwrite(a) -> dict:
-    """``overwrite=`` where the builder takes it (it refuses to replace a store without it)."""
-    import inspect
-
-    from ooc_graph.ingest.builder import GraphBuilder
-    return {"overwrite": a.overwrite} if "overwrite" in inspect.signature(GraphBuilder).parameters else {}
+                workers=a.workers, augment=a.augment, progress=not a.quiet, overwrite=a.overwrite,
+                device=a.device)
 
 
 def _rate(G) -> str:

@@ -94,6 +94,8 @@ def _build_options(p):
     p.add_argument("--augment", action="store_true",
                    help="also store the CEL augmentation for asynchronous execution (more disk)")
     p.add_argument("--overwrite", action="store_true", help="replace the output if it is an existing store")
+    p.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="where buckets are sorted (default: the GPU if any; the store is the same)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 

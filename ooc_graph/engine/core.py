@@ -29,6 +29,9 @@ log = logging.getLogger("ooc_graph.engine")
 
 # Advance over the CSR when the frontier's arcs are fewer than this fraction of all arcs.
 ADVANCE_FRACTION = 1 / 16
+# Where the backend has whole traversals (the compiled CPU kernels) and the CSR is in memory,
+# propagate_min runs in one call instead of a loop of levels (off: always the loop).
+WHOLE_TRAVERSAL = True
 # Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
 MAX_LOCAL_ITERATIONS = 256
 # execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
@@ -36,6 +39,9 @@ MAX_LOCAL_ITERATIONS = 256
 # async cuts streamed passes 24x (612 -> 26); on R-MAT (5-12 passes) it saves none and costs up to 2x.
 ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
+# On one GPU, run levels of small frontier advances back to back on the device (kernels.gpu
+# advance_levels); False looks at every level from the host.
+QUEUED_LEVELS = True
 # Asynchronous sweeps turn round after this many passes in a row that no chunk joined (measured
 # in propagate_min's comment).
 SWEEP_PATIENCE = 2
@@ -195,6 +201,14 @@ class Engine(ChunkStream):
             self._advance_ok = bool(self.comm.allreduce(int(self.csr("out") is not None), "min"))
         return self._advance_ok
 
+    def _queued_levels(self, frontier, execution: str) -> bool:
+        """Whether advances may run many levels on the device between looks from the host: one
+        GPU process (workers merge after every level), not profiling (each level is recorded
+        then), and a frontier the device queue holds."""
+        k = self.backend.kernels
+        return (QUEUED_LEVELS and hasattr(k, "advance_levels") and self.comm.size == 1 and not self.profile
+                and execution != "async" and int(frontier.size) <= k.QUEUE_CAPACITY)
+
     def propagate_min(self, state, *, plus, frontier, execution: str = "auto") -> int:
         """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
         arc weight, else that constant) until nothing changes, starting from the vertices in
@@ -220,17 +234,33 @@ class Engine(ChunkStream):
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
+        whole = self._traverse(state, plus, frontier)
+        if whole is not None:
+            return whole
         degree = self.vertex_array("out_degree")
         frontier = xp.asarray(np.asarray(frontier, dtype=np.int64))
         changed = xp.zeros(g.num_vertices, dtype=np.uint8)
         iterations = cel_passes = 0
         backward, idle = False, 0  # the direction of asynchronous sweeps, passes no chunk joined
+        queued = 4  # levels the next run of queued advances may take (doubling while it lasts)
         t = time.perf_counter()
         while frontier.size:
             iterations += 1
             changed.fill(0)
             arcs = int(degree[frontier].sum())
             advance = arcs < ADVANCE_FRACTION * g.num_arcs and self._can_advance()
+            if advance and self._queued_levels(frontier, execution):
+                # Small frontiers on one GPU: many levels back to back, one look from the host.
+                indptr, indices, w, _ = self.csr("out")
+                before, ta = self.stats.as_dict(), time.perf_counter()
+                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued)
+                queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
+                iterations += ran - 1
+                self.stats.advances += ran
+                self.stats.arcs_processed += done
+                self.stats.record("advance", time.perf_counter() - ta, before, arcs=done, clock=self.clock)
+                self.report(iterations, int(frontier.size))
+                continue
             if advance:
                 self.stats.advances += 1
                 mine = self.comm.split(frontier)
@@ -257,6 +287,60 @@ class Engine(ChunkStream):
                      int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
+
+    def _whole_csr(self, plus):
+        """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and
+        ``tree_parents``): one process, a backend whose ``whole_traversals()`` says it can,
+        increments that cannot be negative, and a CSR in the budget; else None."""
+        g, k = self.graph, self.backend.kernels
+        if not WHOLE_TRAVERSAL or self.comm.size > 1 or not getattr(k, "whole_traversals", lambda: False)():
+            return None
+        if (plus is None and g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0) or \
+                (plus is not None and not plus >= 0):
+            return None
+        return self.csr("out") if self._can_advance() else None
+
+    def _traverse(self, state, plus, frontier, parent=None):
+        """``propagate_min`` in one compiled call over the CSR in memory (queue BFS or Dijkstra:
+        the thousands of levels of a road graph cost no Python each), building the strict part
+        of the shortest-path tree into ``parent`` if given; the number of iterations, or None
+        where this is not possible."""
+        csr = self._whole_csr(plus)
+        if csr is None:
+            return None
+        indptr, indices, w, _ = csr
+        before, t = self.stats.as_dict(), time.perf_counter()
+        done = self.backend.kernels.traverse_min(indptr, indices, w, np.asarray(frontier, np.int64), state, plus,
+                                                 parent)
+        if done is None:
+            return None
+        iterations, arcs = (int(v) for v in done)
+        seconds = time.perf_counter() - t
+        self.stats.traversals += 1
+        self.stats.arcs_processed += arcs
+        self.stats.record("traversal", seconds, before, arcs=arcs, clock=self.clock)
+        self.stats.seconds_computing += seconds
+        self.report(iterations, 0)
+        log.info("whole traversal over the CSR: %d levels' worth, %d arcs, %.3f s", iterations, arcs, seconds)
+        return iterations
+
+    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
+        """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
+        Where the compiled CPU kernels hold the CSR in memory, one traversal does both."""
+        k = self.backend.kernels
+        if self._whole_csr(plus) is not None:
+            n = self.graph.num_vertices
+            parent = np.full(n, n, dtype=np.int64)
+            parent[source] = source
+            t = time.perf_counter()
+            iterations = self._traverse(state, plus, [source], parent)
+            if iterations is not None:
+                indptr, indices, w, _ = self._whole_csr(plus)
+                parent = k.tree_parents(indptr, indices, w, state, plus, source, parent)
+                self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
+                return iterations, parent
+        iterations = self.propagate_min(state, plus=plus, frontier=[source], execution=execution)
+        return iterations, self.tight_parents(state, plus=plus, root=source)
 
     def _relax_pass(self, state, plus, changed, active, local: bool, backward: bool) -> None:
         """One pass of ``relax_min`` over the chunks with an active source interval; ``local``
@@ -341,6 +425,11 @@ class Engine(ChunkStream):
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
+        csr = self._whole_csr(plus)
+        if csr is not None:
+            parent = k.tree_parents(csr[0], csr[1], csr[2], dist, plus, root)
+            if parent is not None:
+                return parent
         parent = xp.full(n, n, dtype=np.int64)
         parent[root] = root
         for batch in self.batches():

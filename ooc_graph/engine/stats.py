@@ -11,6 +11,7 @@ from .trace import PassTrace, summarize
 class Stats:
     passes: int = 0
     advances: int = 0
+    traversals: int = 0  # whole traversals over a CSR in memory, in one compiled call (CPU)
     local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
     back_arcs: int = 0  # arcs of the CEL augmentation relaxed (async mode, augmented stores)
     chunks_processed: int = 0
@@ -22,7 +23,7 @@ class Stats:
     seconds_reading: float = 0.0
     seconds_computing: float = 0.0
     seconds_exchanging: float = 0.0
-    per_pass: list = field(default_factory=list)     # one record per pass or advance
+    per_pass: list = field(default_factory=list)     # one record per pass, advance or traversal
     convergence: list = field(default_factory=list)  # (iteration, measure) the algorithm reports
     # Profiling only: {"pass": index into per_pass, "spans": [[lane, chunk, start, stop], ...]}.
     timeline: list = field(default_factory=list)

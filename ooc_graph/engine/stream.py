@@ -354,6 +354,9 @@ class ChunkStream:
             else:
                 indptr, indices, w = g.csr(side)
                 self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
+                if self.backend.xp is np and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
+                    # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
+                    indptr = indptr.astype(np.int32)
                 up = self.backend.to_device
                 self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
                                    nbytes)

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
 
+from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
 
 from .builder import GraphBuilder
-from .formats import READERS, array_source, detect_format
+from .footprint import reader_options
+from .formats import READERS, array_source, detect_format, input_files
+from .output import check_output
+from .text import check_input, clip
 
 __all__ = ["convert", "GraphBuilder", "READERS"]
 log = logging.getLogger("ooc_graph.ingest")
@@ -22,15 +27,21 @@ def _python_source(obj, directed):
     mod = type(obj).__module__ or ""
     if mod.startswith("networkx"):
         nodes = list(obj.nodes())
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in nodes):
-            bad = next(v for v in nodes if not isinstance(v, (int, np.integer)) or isinstance(v, bool))
-            raise InputError(f"networkx node labels must be integers (got {bad!r}); relabel with "
-                             "networkx.convert_node_labels_to_integers first")
+        bad = next((v for v in nodes if not isinstance(v, (int, np.integer)) or isinstance(v, bool)
+                    or not -2**63 <= v < 2**63), None)
+        if bad is not None:
+            raise InputError(f"networkx node labels must be integers in the 64-bit signed range (got "
+                             f"{clip(repr(bad))}); relabel with networkx.convert_node_labels_to_integers first")
         edges = list(obj.edges(data="weight"))
         weighted = any(w is not None for _, _, w in edges)
         src = np.fromiter((u for u, _, _ in edges), np.int64, len(edges))
         dst = np.fromiter((v for _, v, _ in edges), np.int64, len(edges))
-        cols = (src, dst) if not weighted else (src, dst, np.array([1.0 if w is None else w for *_, w in edges]))
+        if weighted:
+            try:
+                w = np.array([1.0 if w is None else w for *_, w in edges], dtype=np.float64)
+            except (TypeError, ValueError) as err:
+                raise InputError(f"networkx edge weights must be numbers ({clip(err)})") from err
+        cols = (src, dst) if not weighted else (src, dst, w)
         source = array_source(cols, name="networkx graph")
         source.labels = np.asarray(nodes, dtype=np.int64)
         source.directed = obj.is_directed()
@@ -56,7 +67,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
             weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
-            workers: int | None = None, augment: bool = False):
+            workers: int | None = None, augment: bool = False, overwrite: bool = False, device: str = "auto"):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -67,7 +78,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         ``npy``; ``.gz``/``.xz``/``.bz2`` are read compressed), or a numpy (m, 2)/(m, 3) array, a
         ``(src, dst[, weight])`` tuple, a scipy.sparse matrix or a networkx graph.
     out : path
-        The store to write (HDF5). Written under a temporary name and renamed on success.
+        The store to write (HDF5), in an existing folder. Written under a temporary name and
+        renamed on success; never the input itself, never over a file that is not a store.
     format : str, optional
         Input format; by default from the file suffix.
     directed : bool, optional
@@ -86,11 +98,23 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     interval_size, chunk_arcs : int, optional
         Vertices per interval (default 65,536) and arcs per transfer chunk (default 4 Mi).
     weight_dtype : {"float32", "float64"}
+        The stored weight type. Weights are never altered silently: a weight that float32 would
+        turn into infinity (above ~3.4e38) or into 0 (below ~1.4e-45, not zero) is an
+        :class:`~ooc_graph.errors.InputError` naming the file, line and value; pass
+        ``weight_dtype="float64"`` to keep such weights.
     workers : int, optional
         Threads sorting buckets at once (default: the cores, at most 8); they share ``memory``.
     augment : bool
         Also store WolfGraph's CEL augmentation (the arcs back into earlier sub-graphs, about half
         the arcs again on a random graph), which asynchronous BFS/SSSP relaxes with each chunk.
+    overwrite : bool
+        Replace an existing store at ``out`` (without it, an existing store is an error).
+    device : {"auto", "cpu", "gpu"}
+        Where buckets are sorted: ``auto`` on the GPU when CuPy sees one (a bucket that does not
+        fit its free memory on the CPU). The store is the same byte for byte either way.
+
+    Vertex ids must be integers in the 64-bit signed range: larger text ids, float ids that are
+    not integers and uint64 ids above 2**63-1 are errors, never clamped or wrapped.
 
     Returns
     -------
@@ -100,27 +124,32 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     Examples
     --------
     >>> import numpy as np, ooc_graph, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "tri.h5")
-    >>> G = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), path, directed=False, progress=False)
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> G = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), os.path.join(folder.name, "tri.h5"),
+    ...                       directed=False, progress=False)
     >>> G.num_vertices, G.num_edges, G.num_arcs
     (3, 3, 6)
+    >>> G.close(); folder.cleanup()
     """
     from ooc_graph.store import open_graph
 
+    GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
+                               chunk_arcs=chunk_arcs, workers=workers, device=device)
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)
-        from ooc_graph._memory import budget
-        # Readers hand over chunks of at most this many edges (16 bytes each, a few copies).
-        chunk_edges = max(1024, budget(memory) // 256)
-        src = READERS[fmt](path, {"delimiter": delimiter, "chunk_edges": chunk_edges})
+        check_input(path)
+        check_output(out, overwrite=overwrite, inputs=input_files(path, fmt))
+        src = READERS[fmt](path, reader_options(memory, delimiter=delimiter))
         description = f"{fmt}:{path}"
     else:
         if format is not None:
             raise ParameterError("format= applies to files only")
+        check_output(out, overwrite=overwrite)
         src = _python_source(source, directed)
         description = f"python:{type(source).__name__}"
 
+    started = time.perf_counter()
     chunks = iter(src.chunks)
     first = next(chunks, None)
     has_weights = src.weighted if src.weighted is not None else (first is not None and first[2] is not None)
@@ -135,8 +164,17 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                       labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
-                      workers=workers, augment=augment) as builder:
+                      workers=workers, augment=augment, overwrite=overwrite, device=device) as builder:
+        builder._t0 = started  # the build's seconds include reading the first chunk
+        bar = progress_bar(total=src.size, unit=src.unit, desc="reading", disable=not progress)
+        done = 0
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
             builder.add(s, d, w if weighted else None, locate=locate)
+            if src.position is not None:
+                now = src.position()
+                bar.update(now - done)
+                done = now
+        bar.close()
+        builder.stages.add("parse", time.perf_counter() - started - builder.stages.seconds.get("add", 0.0))
         builder.finish()
     return open_graph(out)

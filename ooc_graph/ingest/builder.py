@@ -2,91 +2,47 @@
 
 Edges arrive in chunks (:meth:`GraphBuilder.add`) and are spilled to a scratch folder beside the
 output. :meth:`GraphBuilder.finish` then (1) settles the vertex ids, (2) counts degrees in one pass
-over the spill, (3) scatters arcs into buckets of consecutive intervals sized to the memory budget,
-(4) sorts each bucket on its own and appends it to the CSR and the CEL. Nothing is renamed into
-place before every dataset is written.
+over the spill, (3) scatters arcs into buckets sized to the memory budget (runs of whole intervals,
+or parts of an interval too full for one bucket: ``buckets.py``), (4) sorts each bucket on its own
+and appends it to the CSR and the CEL. Nothing is renamed into place before every dataset is
+written. What the memory goes to, and the floor below which a budget cannot work:
+``footprint.py``; scratch, its cleanup and SIGTERM: ``scratch.py``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from ooc_graph import __version__
-from ooc_graph._memory import budget, human
+from ooc_graph._memory import budget, release_free_memory
 from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
-from ooc_graph.partitioning.cel import back_arcs, build_blocks, sort_arcs
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
-from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
+from ooc_graph.store.writer import AtomicFile
+
+from . import buckets as B
+from . import footprint as M
+from .output import check_output, write_failure
+from .scratch import Spill, TermGuard, make_scratch, remove_stale
+from .sorting import check_device
+from .stages import Stages
+from .writing import StoreWriting
 
 log = logging.getLogger("ooc_graph.ingest")
 
-# Peak bytes per arc while one bucket is sorted and laid out: int64 ids, sort keys, the CEL order,
-# the block ids and their sorted copies, temporaries (measured: ~110 unweighted, ~140 weighted).
-BYTES_PER_ARC_IN_BUCKET = 160
-# Bytes per vertex held throughout the build (degree counts, in-degree, labels, their temporaries).
-BYTES_PER_VERTEX = 40
-# What the interpreter, NumPy, SciPy and h5py take before any data.
-BASELINE_BYTES = 160 << 20
 _INT32_MAX = np.iinfo(np.int32).max
-# Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
-# so that a small graph is not scattered into many buckets for nothing.
-MIN_BUCKET_ARCS = 1 << 20
+_INT64_MAX = np.iinfo(np.int64).max
 WEIGHT_DTYPES = ("float32", "float64")
 
 
-class _Spill:
-    """Append-only columns of ids (int64, or int32 where every id fits) and float64 weights in a
-    scratch folder."""
-
-    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False):
-        self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
-        self.count = 0
-        self.ids = np.dtype(np.int32 if narrow else np.int64)
-
-    def append(self, src, dst, w=None):
-        cols = {"src": src, "dst": dst, "w": w}
-        for c, p in self.paths.items():
-            with open(p, "ab") as f:
-                np.ascontiguousarray(cols[c], dtype=np.float64 if c == "w" else self.ids).tofile(f)
-        self.count += len(src)
-
-    def read(self, step: int):
-        """Yield (src, dst, w-or-None) chunks of at most ``step`` items.
-
-        Plain reads, not memory maps: mapped pages would count against the process's memory.
-        """
-        if self.count == 0:
-            return
-        files = {c: open(p, "rb") for c, p in self.paths.items()}
-        try:
-            for a in range(0, self.count, step):
-                k = min(step, self.count - a)
-                cols = {c: np.fromfile(f, dtype=np.float64 if c == "w" else self.ids, count=k)
-                        for c, f in files.items()}
-                cols = {c: a if c == "w" else a.astype(np.int64, copy=False) for c, a in cols.items()}
-                yield cols["src"], cols["dst"], cols.get("w")
-        finally:
-            for f in files.values():
-                f.close()
-
-    def remove(self) -> None:
-        """Delete the files (the build no longer needs them: keep the disk peak low)."""
-        for p in self.paths.values():
-            p.unlink(missing_ok=True)
-
-
-class GraphBuilder:
+class GraphBuilder(StoreWriting):
     """Streaming construction of a graph store. Use as a context manager or call :meth:`finish`.
 
     Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
@@ -101,13 +57,10 @@ class GraphBuilder:
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
                  weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
-                 augment: bool = False):
-        if weight_dtype not in WEIGHT_DTYPES:
-            raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
-        if chunk_arcs is not None and int(chunk_arcs) < 1:
-            raise ParameterError(f"chunk_arcs must be at least 1 (got {chunk_arcs!r})")
-        if num_vertices is not None and int(num_vertices) < 0:
-            raise ParameterError(f"num_vertices must be non-negative (got {num_vertices!r})")
+                 augment: bool = False, overwrite: bool = False, device: str = "auto"):
+        self.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
+                           chunk_arcs=chunk_arcs, workers=workers, device=device)
+        self._gpu = check_device(device)
         self.path = Path(path)
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
@@ -117,34 +70,59 @@ class GraphBuilder:
         self.memory = budget(memory)
         self.workers = num_workers(workers)
         self.augment = bool(augment)
+        self.overwrite = bool(overwrite)
         self.interval_size = interval_size
         self.chunk_arcs = int(chunk_arcs or F.DEFAULT_CHUNK_ARCS)
         self.weight_dtype = np.dtype(weight_dtype)
         self.source = str(source)
         self.progress = progress
-        self.step = self._step(self.num_vertices or 0)
-        self._scratch = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.build-", dir=self._parent()))
+        n_known = self.num_vertices if self.labels is None else len(self.labels)
+        M.check_vertices(n_known or 0, self.memory)
+        check_output(self.path, overwrite=self.overwrite)
+        remove_stale(self.path.parent)
+        self._guard = TermGuard()
+        try:
+            self._scratch = make_scratch(self.path.parent, self.path.name)
+        except OSError as err:
+            self._guard.release()
+            raise write_failure(self.path, err) from err
         # Ids known to lie in [0, n) with n < 2**31 spill as int32: half the scratch disk.
-        self._spill = _Spill(self._scratch, "input", self.weighted,
-                             narrow=self.labels is None and self.relabel is not True
-                             and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1)
+        self._spill = Spill(self._scratch, "input", self.weighted,
+                            narrow=self.labels is None and self.relabel is not True
+                            and self.num_vertices is not None and self.num_vertices <= _INT32_MAX + 1,
+                            weight_dtype=self.weight_dtype, in_memory=True)
+        # The input stays in memory (no scratch files) while it takes at most a sixth of what the
+        # budget leaves for data: with its buckets, three times that, and the rest for sorting.
+        self._memory_cap = max(0, M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * (n_known or 0)) // 6
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
+        self._seen: np.ndarray | None = np.zeros(0, bool)  # ids seen, by index, while they fit
         self._min = None
         self._max = None
+        self.stages = Stages()
         self._t0 = time.perf_counter()
 
-    def _step(self, n: int) -> int:
-        """Arcs handled at once so that peak memory stays within the budget."""
-        return max(1024, (self.memory - BASELINE_BYTES - BYTES_PER_VERTEX * n) // BYTES_PER_ARC_IN_BUCKET)
-
-    def _parent(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return self.path.parent
+    @staticmethod
+    def check_options(*, memory=None, num_vertices=None, weight_dtype="float32", chunk_arcs=None, workers=None,
+                      device="auto"):
+        """Validate the build options before any input is read or output created."""
+        check_device(device)
+        if weight_dtype not in WEIGHT_DTYPES:
+            raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
+        if chunk_arcs is not None and _not_int(chunk_arcs, 1):
+            raise ParameterError(f"chunk_arcs must be a positive integer (got {chunk_arcs!r})")
+        if num_vertices is not None and _not_int(num_vertices, 0):
+            raise ParameterError(f"num_vertices must be a non-negative integer (got {num_vertices!r})")
+        num_workers(workers)
+        M.check_vertices(int(num_vertices or 0), budget(memory))
 
     # -- input ----------------------------------------------------------------------------------
     def add(self, src, dst, weight=None, *, locate=None) -> None:
         """Add a chunk of edges. ``locate(i)`` → ``(path, line)`` of edge i, for error messages."""
+        with self.stages("add"):
+            self._add(src, dst, weight, locate)
+
+    def _add(self, src, dst, weight, locate) -> None:
         src = np.asarray(src)
         dst = np.asarray(dst)
         if src.shape != dst.shape or src.ndim != 1:
@@ -153,19 +131,21 @@ class GraphBuilder:
         for arr in (src, dst):
             if arr.dtype.kind not in "iu":
                 raise InputError(f"vertex ids must be integers (got dtype {arr.dtype})")
-        src = src.astype(np.int64, copy=False)
-        dst = dst.astype(np.int64, copy=False)
+            if arr.dtype == np.uint64 and arr.size:
+                self._fail("vertex id above 2**63-1, the largest the store holds", arr > _INT64_MAX, arr, locate)
+        if src.dtype.itemsize == 8 or dst.dtype != src.dtype:  # (narrower ids are checked as they are)
+            src = src.astype(np.int64, copy=False)
+            dst = dst.astype(np.int64, copy=False)
         if self.weighted:
             if weight is None:
                 raise InputError("the graph is weighted but this chunk of edges has no weights")
             weight = np.asarray(weight, dtype=np.float64)
             if weight.shape != src.shape:
                 raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
-            bad = ~np.isfinite(weight)
-            if bad.any():
-                self._fail("weight is not a finite number", bad, weight, locate)
+            weight = self._stored_weights(weight, locate)
         if src.size == 0:
             return
+        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
         if self.labels is not None:
             for arr in (src, dst):
                 pos = np.clip(np.searchsorted(self.labels, arr), 0, max(len(self.labels) - 1, 0))
@@ -173,22 +153,50 @@ class GraphBuilder:
                 if bad.any():
                     self._fail("edge refers to a vertex that is not in the vertex list", bad, arr, locate)
         elif self.num_vertices is not None and self.relabel is not True:
-            for arr in (src, dst):
-                bad = (arr < 0) | (arr >= self.num_vertices)
-                if bad.any():
-                    self._fail(f"vertex id out of range [0, {self.num_vertices})", bad, arr, locate)
-        elif self.relabel is False:
+            if lo < 0 or hi >= self.num_vertices:  # (the extremes say whether any is out)
+                for arr in (src, dst):
+                    bad = (arr < 0) | (arr >= self.num_vertices)
+                    if bad.any():
+                        self._fail(f"vertex id out of range [0, {self.num_vertices})", bad, arr, locate)
+        elif self.relabel is False and lo < 0:
             for arr in (src, dst):
                 bad = arr < 0
                 if bad.any():
                     self._fail("negative vertex id (pass relabel=True to map arbitrary ids to 0..n-1)",
                                bad, arr, locate)
-        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
         self._min = lo if self._min is None else min(self._min, lo)
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
-            self._note_ids(np.unique(np.concatenate([src, dst])))
-        self._spill.append(src, dst, weight)
+            if not self._mark_seen(lo, hi, src, dst):
+                ids = np.concatenate([src, dst])
+                ids.sort()
+                self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
+                del ids
+        try:
+            self._spill.append(src, dst, weight, fits_int32=lo >= 0 and hi <= _INT32_MAX)
+            if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
+                self._spill.to_disk()
+        except OSError as err:
+            raise write_failure(self.path, err) from err
+
+    def _stored_weights(self, weight, locate):
+        """Weights in the store's type; a weight that is not finite, or that the type turns into
+        infinity or zero, is an error naming it (a wider ``weight_dtype`` keeps it)."""
+        bad = ~np.isfinite(weight)
+        if bad.any():
+            self._fail("weight is not a finite number", bad, weight, locate)
+        with np.errstate(over="ignore", under="ignore"):
+            stored = weight.astype(self.weight_dtype)
+        if stored.dtype != weight.dtype:
+            over = np.isinf(stored)
+            if over.any():
+                self._fail(f"weight too large for {stored.dtype} (it would be stored as inf); pass "
+                           f'weight_dtype="float64"', over, weight, locate)
+            under = (stored == 0) & (weight != 0)
+            if under.any():
+                self._fail(f"weight too small for {stored.dtype} (it would be stored as 0); pass "
+                           f'weight_dtype="float64"', under, weight, locate)
+        return stored
 
     def _fail(self, message, bad_mask, values, locate):
         i = int(np.flatnonzero(bad_mask)[0])
@@ -198,12 +206,36 @@ class GraphBuilder:
             raise InputError(message, path=path, line=line, value=value)
         raise InputError(f"{message}: edge {i} of the chunk", value=value)
 
+    def _mark_seen(self, lo: int, hi: int, src, dst) -> bool:
+        """Mark the ids seen in a table of one byte per id (several times faster than sorting
+        them) while the ids are non-negative and the table fits an eighth of the budget's data
+        share; else hand what it holds to :meth:`_note_ids` and return False from then on."""
+        if self._seen is None:
+            return False
+        if lo < 0 or hi + 1 > M.data_bytes(self.memory) // 8:
+            seen, self._seen = self._seen, None
+            if seen.any():
+                self._note_ids(np.flatnonzero(seen).astype(np.int64))
+            return False
+        if hi >= len(self._seen):
+            grown = np.zeros(min(M.data_bytes(self.memory) // 8, max(hi + 1, 2 * len(self._seen))), bool)
+            grown[:len(self._seen)] = self._seen
+            self._seen = grown
+            M.check_vertices(int(np.count_nonzero(grown)), self.memory, at_least=True)
+        self._seen[src] = True
+        self._seen[dst] = True
+        return True
+
     def _note_ids(self, ids):
-        self._uniques.append(ids)
+        """Keep the distinct ids seen (for relabelling): merged once the unmerged ones take an
+        eighth of the budget (the merged set itself is per-vertex memory)."""
+        self._uniques.append(ids.astype(np.int64, copy=False))
         self._unique_total += len(ids)
-        if len(self._uniques) > 8 or self._unique_total > 4 * self.step:
+        pending = self._unique_total - (len(self._uniques[0]) if len(self._uniques) > 1 else 0)
+        if len(self._uniques) > 8 or 8 * pending > M.data_bytes(self.memory) // 8:
             merged = np.unique(np.concatenate(self._uniques))
             self._uniques, self._unique_total = [merged], len(merged)
+            M.check_vertices(len(merged), self.memory, at_least=True)  # say so before reading on
 
     # -- vertex ids -----------------------------------------------------------------------------
     def _settle_ids(self):
@@ -214,106 +246,163 @@ class GraphBuilder:
             return self.num_vertices, None
         if self.relabel is False:
             return (0 if self._max is None else self._max + 1), None
-        ids = np.unique(np.concatenate(self._uniques)) if self._uniques else np.zeros(0, np.int64)
+        seen = [] if self._seen is None else [np.flatnonzero(self._seen).astype(np.int64)]  # sorted, distinct
+        parts = self._uniques + seen
+        ids = (seen[0] if len(parts) == 1 and seen else np.unique(np.concatenate(parts)) if parts
+               else np.zeros(0, np.int64))
         if self.relabel is None and (len(ids) == 0 or (ids[0] == 0 and ids[-1] == len(ids) - 1)):
             return max(len(ids), self.num_vertices or 0), None
         return len(ids), ids
 
-    def _mapped(self, step):
-        """Spill chunks as internal arcs: ids mapped, self-loops dropped, symmetrised."""
-        for src, dst, w in self._spill.read(step):
-            if self._label_map is not None:
-                src = np.searchsorted(self._label_map, src)
-                dst = np.searchsorted(self._label_map, dst)
-            if self.drop_self_loops:
-                keep = src != dst
-                src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
-            if not self.directed:
-                loop = src == dst
-                rs, rd = dst[~loop], src[~loop]
-                src, dst = np.concatenate([src, rs]), np.concatenate([dst, rd])
-                if w is not None:
-                    w = np.concatenate([w, w[~loop]])
-            yield src, dst, w
+    @staticmethod
+    def _lookup_table(labels, id_dtype, room: int):
+        """(table, first id) mapping original ids to 0..n-1 by index, where the ids' span fits
+        ``room`` bytes; else (None, 0) and ids are mapped by binary search (several times slower)."""
+        if labels is None or not len(labels):
+            return None, 0
+        base, span = int(labels[0]), int(labels[-1]) - int(labels[0]) + 1
+        if span * id_dtype.itemsize > room:
+            return None, 0
+        lut = np.zeros(span, id_dtype)
+        lut[labels - base] = np.arange(len(labels), dtype=id_dtype)
+        return lut, base
+
+    def _mapped(self, step, id_dtype):
+        """Spill chunks as internal arcs in ``id_dtype``: ids mapped, self-loops dropped, symmetrised."""
+        for src, dst, w in self._spill.read(step, wide=self._label_map is not None and self._lut is None):
+            yield self._map(src, dst, w, id_dtype)
+
+    def _map(self, src, dst, w, id_dtype):
+        """A spill chunk as internal arcs (:meth:`_mapped`); runs on worker threads too."""
+        if self._lut is not None:  # a gather: ids span little more than the vertices
+            if self._lut_base < 0:  # int32 ids minus a negative base could wrap
+                src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
+            src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
+        elif self._label_map is not None:
+            src = np.searchsorted(self._label_map, src).astype(id_dtype)
+            dst = np.searchsorted(self._label_map, dst).astype(id_dtype)
+        else:
+            src, dst = src.astype(id_dtype, copy=False), dst.astype(id_dtype, copy=False)
+        if self.drop_self_loops:
+            keep = src != dst
+            src, dst, w = src[keep], dst[keep], (None if w is None else w[keep])
+        if not self.directed:
+            loop = src == dst
+            rs, rd = dst[~loop], src[~loop]
+            src, dst = np.concatenate([src, rs]), np.concatenate([dst, rd])
+            if w is not None:
+                w = np.concatenate([w, w[~loop]])
+        return src, dst, w
 
     # -- output ---------------------------------------------------------------------------------
     def finish(self) -> Path:
         """Write the store and rename it into place; returns its path."""
         try:
-            return self._finish()
-        finally:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            try:
+                path = self._finish()
+            except OSError as err:  # the disk or the file system, while writing scratch or store
+                raise write_failure(self.path, err) from err
+        except BaseException as exc:
+            self._close(exc)
+            raise
+        self._close()
+        return path
 
     def abort(self) -> None:
+        """Remove the scratch (and end the process if SIGTERM stopped the build)."""
+        self._close()
+
+    def _close(self, exc: BaseException | None = None) -> None:
         shutil.rmtree(self._scratch, ignore_errors=True)
+        self._guard.release(exc)
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
-            self.abort()
-
-    def _bucket_bounds(self, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        """Vertex boundaries of buckets: runs of whole intervals, each small enough that the
-        buckets the workers hold at once fit the budget, and few enough to keep them all busy."""
-        per_interval = np.add.reduceat(counts, bounds[:-1]) if counts.size else np.zeros(len(bounds) - 1, np.int64)
-        limit = self.step
-        if self.workers > 1:  # workers sort one bucket each while the writer holds one more
-            share = max(1024, self.step // (self.workers + 1))
-            limit = min(share, max(-(-int(counts.sum()) // self.workers), MIN_BUCKET_ARCS))
-        edges, acc = [0], 0
-        for i, c in enumerate(per_interval.tolist()):
-            if acc and acc + c > limit:
-                edges.append(i)
-                acc = 0
-            acc += c
-        edges.append(len(bounds) - 1)
-        return bounds[np.asarray(edges)]
+            self._close(exc)
 
     def _finish(self) -> Path:
-        n, labels = self._settle_ids()
+        with self.stages("ids"):
+            n, labels = self._settle_ids()
+        M.check_vertices(n, self.memory)
         self._label_map = labels
-        self.step = self._step(n)
+        data = M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * n
+        narrow = n <= _INT32_MAX + 1
+        sdt = np.dtype(np.int32 if narrow else np.int64)
+        self._lut, self._lut_base = self._lookup_table(labels, sdt, data // 4)
+        data -= 0 if self._lut is None else self._lut.nbytes
+        total_in = self._spill.count * (1 if self.directed else 2)
+        # Buckets stay in memory too where they and the input take at most half of it.
+        held = self._spill.nbytes if self._spill.in_memory else 0
+        per_item = 2 * sdt.itemsize + (self.weight_dtype.itemsize if self.weighted else 0)
+        bucket_bytes = per_item * total_in * (2 if self.directed else 1)
+        in_memory = bool(held) and held + bucket_bytes <= data // 2
+        if not in_memory:
+            self._spill.to_disk()
+            held = bucket_bytes = 0
         # Symmetrising doubles a spill chunk on its way to the buckets.
-        read_step = self.step if self.directed else max(512, self.step // 2)
+        read_step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
         bounds = interval_bounds(n, self.interval_size)
         size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
         k = len(bounds) - 1
         ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
-        total_in = self._spill.count * (1 if self.directed else 2)
+        wdt = self.weight_dtype
         bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
 
         # Pass 1: degrees (before deduplication) decide the buckets.
+        t = time.perf_counter()
         in_counts = np.zeros(n, np.int64)
         out_counts = np.zeros(n, np.int64)
-        for src, dst, _ in self._mapped(read_step):
+        for src, dst, _ in self._mapped(read_step, sdt):
             in_counts += np.bincount(dst, minlength=n)
             if self.directed:
                 out_counts += np.bincount(src, minlength=n)
             bar.update(len(src))
-        in_edges = self._bucket_bounds(in_counts, bounds)
-        out_edges = self._bucket_bounds(out_counts, bounds) if self.directed else None
+            del src, dst, _
+        weights = [wdt.itemsize] if self.weighted else []
+        writes = M.write_buffers(self.chunk_arcs, total_in, [ldt.itemsize] + weights, [gdt.itemsize] + weights,
+                                 F.HDF5_CHUNK_ELEMENTS)
+        limit = self._limit = self._plan(data - writes - bucket_bytes, n,
+                                         [in_counts, out_counts] if self.directed else [in_counts], writes)
+        in_edges = B.bucket_bounds(in_counts, bounds, limit)
+        out_edges = B.bucket_bounds(out_counts, bounds, limit) if self.directed else None
         del in_counts, out_counts
+        self.stages.add("degrees", time.perf_counter() - t)
 
         # Pass 2: scatter arcs into bucket spills.
-        narrow = n <= _INT32_MAX + 1
-        in_buckets = [_Spill(self._scratch, f"in{b}", self.weighted, narrow) for b in range(len(in_edges) - 1)]
-        out_buckets = ([_Spill(self._scratch, f"out{b}", self.weighted, narrow) for b in range(len(out_edges) - 1)]
-                       if self.directed else [])
-        for src, dst, w in self._mapped(read_step):
-            self._scatter(in_buckets, in_edges, dst, src, dst, w)
-            if self.directed:
-                self._scatter(out_buckets, out_edges, src, src, dst, w)
-            bar.update(len(src))
+        t = time.perf_counter()
+        in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt, in_memory=in_memory)
+                      for b in range(len(in_edges) - 1)]
+        out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt, in_memory=in_memory)
+                        for b in range(len(out_edges) - 1)] if self.directed else [])
+        self.stages.add("in_memory", float(in_memory))
+        def partition(chunk):  # on a worker thread: the chunk's arcs by bucket, on each side
+            src, dst, w = self._map(*chunk, sdt)
+            return len(src), [B.partition(in_edges, dst, src, dst, w)] + (
+                [B.partition(out_edges, src, src, dst, w)] if self.directed else [])
+
+        # Chunks alive at once: one per worker, the results waiting in order, the one being read.
+        wide = self._label_map is not None and self._lut is None
+        chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=wide)
+        for count, sides in ordered_map(partition, chunks, self.workers):  # appended in input order
+            for buckets, parts in zip((in_buckets, out_buckets), sides):
+                for i, s, d, x in parts:
+                    buckets[i].append(s, d, x)
+            bar.update(count)
+            del sides
         bar.close()
         self._spill.remove()  # everything is in the buckets now
+        release_free_memory()
+        self.stages.add("scatter", time.perf_counter() - t)
 
         out = AtomicFile(self.path)
         try:
             with h5py.File(out.tmp, "w") as h5:
                 stats = self._write(h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
                                     out_buckets, out_edges)
+            check_output(self.path, overwrite=self.overwrite)  # nothing appeared there meanwhile
             out.commit()
         except BaseException:
             out.discard()
@@ -323,181 +412,16 @@ class GraphBuilder:
                  stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))
         return self.path
 
-    def _scatter(self, buckets, edges, key, src, dst, w):
-        if len(buckets) == 1:
-            buckets[0].append(src, dst, w)
-            return
-        b = np.searchsorted(edges, key, side="right") - 1
-        if len(buckets) < 1 << 15:
-            b = b.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort: linear
-        order = np.argsort(b, kind="stable")
-        b = b[order]
-        cuts = np.searchsorted(b, np.arange(len(buckets) + 1))
-        src, dst = src[order], dst[order]
-        w = None if w is None else w[order]
-        for i in range(len(buckets)):
-            lo, hi = cuts[i], cuts[i + 1]
-            if hi > lo:
-                buckets[i].append(src[lo:hi], dst[lo:hi], None if w is None else w[lo:hi])
-
-    def _write(self, h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets, out_edges):
-        upper = max(1, sum(b.count for b in in_buckets))
-        chunk = min(self.chunk_arcs, upper)
-        wdt = self.weight_dtype
-        cel = _BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
-        aug = _BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
-            if self.augment else None
-        hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
-
-        def csr_writer(side):
-            return (create_appendable(h5, F.CSR.format(side=side, part="indices"), gdt, hchunk),
-                    create_appendable(h5, F.CSR.format(side=side, part="weights"), wdt, hchunk)
-                    if self.weighted else None)
-
-        stats = {"self_loops": 0, "min_weight": np.inf, "max_weight": -np.inf}
-        in_side = "in" if self.directed else "out"
-        in_idx, in_w = csr_writer(in_side)
-        in_degree = np.zeros(n, np.int64)
-        step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
-                                disable=not self.progress)
-        def augmentation(src, dst, w):  # the bucket's back arcs, source-major
-            s, d, bw = back_arcs(src, dst, w, size)
-            return build_blocks(d, s, bw, size, k, ldt, source_major=True)
-
-        def lay_out(dst, src, w):  # on a worker thread: the bucket's CEL blocks and statistics
-            facts = {"self_loops": int(np.count_nonzero(src == dst))}
-            if w is not None and w.size:
-                facts.update(min_weight=float(w.min()), max_weight=float(w.max()))
-            # Undirected: every arc has its mirror, so the back arcs leaving this bucket's
-            # intervals are the mirrors of its arcs that come from earlier intervals.
-            back = augmentation(dst, src, w) if aug is not None and not self.directed else None
-            return build_blocks(dst, src, w, size, k, ldt), facts, back
-
-        for blocks, facts, back in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx, in_w,
-                                                  step_bar, lay_out):
-            stats["self_loops"] += facts["self_loops"]
-            stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
-            stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
-            cel.append(blocks)
-            if back is not None:
-                aug.append(back)
-        write_array(h5, F.CSR.format(side=in_side, part="indptr"), _indptr(in_degree))
-        write_array(h5, F.IN_DEGREE, in_degree)
-        num_arcs = int(in_degree.sum())
-
-        if self.directed:
-            out_idx, out_w = csr_writer("out")
-            out_degree = np.zeros(n, np.int64)
-            for back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w, step_bar,
-                                       augmentation if aug is not None else None):
-                if back is not None:
-                    aug.append(back)
-            write_array(h5, F.CSR.format(side="out", part="indptr"), _indptr(out_degree))
-            write_array(h5, F.OUT_DEGREE, out_degree)
-        else:
-            # Symmetric: the in-arc CSR is the out-arc CSR; store it once and link the other names.
-            for part in ("indptr", "indices", "weights"):
-                name = F.CSR.format(side="out", part=part)
-                if name in h5:
-                    h5[F.CSR.format(side="in", part=part)] = h5py.SoftLink("/" + name)
-            h5[F.OUT_DEGREE] = h5py.SoftLink("/" + F.IN_DEGREE)
-        step_bar.close()
-
-        write_array(h5, F.CEL_INTERVALS, bounds)
-        _, bdst, blen = cel.finish((F.CEL_BLOCK_SRC, F.CEL_BLOCK_DST, F.CEL_BLOCK_OFFSETS))
-        write_array(h5, F.CEL_SUBGRAPH_BLOCKS, np.searchsorted(bdst, np.arange(k + 1)).astype(np.int64))
-        if aug is not None:
-            aug.finish((F.AUG_BLOCK_SRC, F.AUG_BLOCK_DST, F.AUG_BLOCK_OFFSETS))
-        if labels is not None:
-            write_array(h5, F.LABELS, labels.astype(np.int64))
-        h5.create_group(F.RESULTS)
-
-        loops = stats["self_loops"]
-        num_edges = num_arcs if self.directed else (num_arcs - loops) // 2 + loops
-        seconds = time.perf_counter() - self._t0
-        attrs = {
-            "format": F.FORMAT_NAME, "format_version": F.FORMAT_VERSION,
-            "store_id": F.new_store_id(),
-            "num_vertices": n, "num_arcs": num_arcs, "num_edges": num_edges,
-            "directed": self.directed, "weighted": self.weighted,
-            "id_dtype": gdt.name, "local_id_dtype": ldt.name,
-            "weight_dtype": wdt.name if self.weighted else "",
-            "interval_size": size, "num_intervals": k, "num_blocks": len(blen),
-            "chunk_arcs": chunk, "self_loops": loops, "deduplicated": self.dedupe, "augmented": self.augment,
-            "min_weight": stats["min_weight"] if self.weighted and num_arcs else 0.0,
-            "max_weight": stats["max_weight"] if self.weighted and num_arcs else 0.0,
-            "built_by": json.dumps({
-                "tool": f"ooc_graph {__version__}", "source": self.source,
-                "input_edges": self._spill.count, "seconds": round(seconds, 3),
-                "input_edges_per_second": round(self._spill.count / max(seconds, 1e-9)),
-                "drop_self_loops": self.drop_self_loops, "dedupe": self.dedupe,
-                "memory": self.memory, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            }),
-        }
-        h5.attrs.update(attrs)
-        log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
-        return {"num_arcs": num_arcs}
-
-    def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar, lay_out=None):
-        """For each bucket: load, sort by (row, column) — rows are destinations with ``by_dst`` —
-        merge repeats, fill the rows' degrees and append the CSR columns and weights. The sorting
-        runs on worker threads, the appending here, in bucket order. Yields ``lay_out(rows,
-        columns, weights)`` of each bucket (computed on the worker; weights in the stored type)."""
-        def sort(b):
-            lo, hi = int(edges[b]), int(edges[b + 1])
-            src, dst, w = self._load(buckets[b])
-            rows, cols = (dst, src) if by_dst else (src, dst)
-            rows, cols, w = sort_arcs(rows, cols, w, n, dedupe=self.dedupe)
-            w = None if w is None else w.astype(weights.dtype)
-            laid = None if lay_out is None else lay_out(rows, cols, w)
-            return lo, hi, np.bincount(rows - lo, minlength=hi - lo), cols.astype(indices.dtype), w, laid
-
-        for lo, hi, deg, cols, w, laid in ordered_map(sort, range(len(buckets)), self.workers):
-            degree[lo:hi] = deg
-            append(indices, cols)
-            if w is not None:
-                append(weights, w)
-            bar.update(1)
-            yield laid
-
-    def _load(self, bucket: _Spill):
-        parts = list(bucket.read(max(bucket.count, 1)))
-        bucket.remove()
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if self.weighted else None)
-        return parts[0]
+    def _plan(self, data: int, n: int, counts: list, writes: int) -> int:
+        """Arcs per bucket (and ``self._sorters``) within what the per-vertex arrays and HDF5's
+        write buffers (``writes``) leave."""
+        per_arc = B.bytes_per_arc(weighted=self.weighted, augment=self.augment, wide=n > _INT32_MAX,
+                                  weight_size=self.weight_dtype.itemsize)
+        largest, vertex = max((int(c.max()), int(c.argmax())) if c.size else (0, 0) for c in counts)
+        M.check_fullest(self.memory, data, n, writes, vertex, largest, per_arc)
+        limit, self._sorters = B.plan(data, largest, int(counts[0].sum()), per_arc, self.workers)
+        return limit
 
 
-class _BlockWriter:
-    """Appends laid-out blocks to local-id (and weight) datasets and writes their block table."""
-
-    def __init__(self, h5, names, local_dtype, weight_dtype, chunk):
-        self.h5 = h5
-        self.src, self.dst = (create_appendable(h5, name, local_dtype, chunk) for name in names[:2])
-        self.weight = None if names[2] is None else create_appendable(h5, names[2], weight_dtype, chunk)
-        self.table = {name: [] for name in ("src", "dst", "len")}
-
-    def append(self, blocks) -> None:
-        append(self.src, blocks.src_local)
-        append(self.dst, blocks.dst_local)
-        if self.weight is not None:
-            append(self.weight, blocks.weight)
-        self.table["src"].append(blocks.block_src)
-        self.table["dst"].append(blocks.block_dst)
-        self.table["len"].append(blocks.block_len)
-
-    def finish(self, names):
-        """Write the block table (source intervals, destination intervals, offsets) under
-        ``names``; returns (source intervals, destination intervals, lengths)."""
-        src, dst, length = (np.concatenate(self.table[c]) if self.table[c] else np.zeros(0, np.int64)
-                            for c in ("src", "dst", "len"))
-        write_array(self.h5, names[0], src)
-        write_array(self.h5, names[1], dst)
-        write_array(self.h5, names[2], _indptr(length))
-        return src, dst, length
-
-
-def _indptr(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
+def _not_int(value, least: int) -> bool:
+    return isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least

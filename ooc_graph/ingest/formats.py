@@ -15,9 +15,11 @@ import numpy as np
 
 from ooc_graph.errors import InputError, choice
 
-from .text import Block, blocks, header_lines, open_binary, stem
+from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
+                   parse_arrow, parse_plain, stem)
 
 BLOCK_BYTES = 64 << 20
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 @dataclass
@@ -28,65 +30,118 @@ class Source:
     num_vertices: int | None = None     # ids are 0..n-1 after the reader's offset
     labels: np.ndarray | None = None    # an explicit vertex list
     info: dict = field(default_factory=dict)
+    size: int | None = None             # for progress: total in ``unit``s, and how far reading is
+    position: Callable[[], int] | None = None
+    unit: str = "B"
 
 
-def _text_edges(path: Path, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
-                offset: int = 0, skip_prefix=None, f=None, first_line: int = 1, block_bytes=BLOCK_BYTES):
-    """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``."""
-    f = f or open_binary(path)
+def _file_progress(f: InputFile) -> dict:
+    """Progress of a text reader: bytes of the file on disk (compressed or not) read so far."""
+    return {"size": f.path.stat().st_size, "position": f.position}
+
+
+def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
+                offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES, arrow=True):
+    """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``. Plain blocks
+    are parsed by pyarrow's CSV reader where installed and ``arrow`` (:func:`~.text.parse_arrow`) or
+    ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
+    which also locates a line for the builder's errors (built only when one is needed)."""
+    path = f.path
     with f:
-        for line0, raw in blocks(f, block_bytes):
+        for line0, raw in blocks(f, block_bytes, path=path, max_line=MAX_LINE):
             if delimiter:
                 raw = raw.replace(delimiter, b" ")
-            blk = Block(path, line0 + first_line - 1, raw, comments=comments, skip_prefix=skip_prefix)
-            if not blk.data_lines.size:
-                continue
-            blk.check_columns(cols)
-            ncol = int(blk.counts[blk.data_lines[0]])
-            if (blk.counts[blk.data_lines] != ncol).any():
-                row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
-                raise InputError(f"expected {ncol} columns like the lines before, found "
-                                 f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row))
-            if ncol == 2:
-                vals = blk.numbers(np.int64).reshape(-1, 2)
-                src, dst, w = vals[:, 0], vals[:, 1], None
+            start = line0 + first_line - 1
+            plain = None if skip_prefix is not None else ((arrow and parse_arrow(raw, cols, comments))
+                                                          or parse_plain(raw, cols, comments))
+            if plain is not None:
+                src, dst, w = plain
+                if not len(src):
+                    continue
+
+                def locate(i, raw=raw, start=start):
+                    return path, Block(path, start, raw, comments=comments).line_of(i)
             else:
-                vals = blk.numbers(np.float64).reshape(-1, 3)
-                ids = vals[:, :2]
-                bad = (ids != np.floor(ids)) | (np.abs(ids) >= 2.0**53)
-                if bad.any():
-                    row = int(np.flatnonzero(bad.any(axis=1))[0])
-                    raise InputError("vertex id is not an integer below 2**53", path=path,
-                                     line=blk.line_of(row), value=float(ids[row][bad[row]][0]))
-                src, dst, w = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64), vals[:, 2]
+                src, dst, w, locate = _block_edges(Block(path, start, raw, comments=comments,
+                                                         skip_prefix=skip_prefix), cols)
+                if src is None:
+                    continue
             if offset:
                 src, dst = src - offset, dst - offset
-            yield src, dst, w, (lambda i, blk=blk: (path, blk.line_of(i)))
+            yield src, dst, w, locate
+
+
+def _block_edges(blk: Block, cols):
+    """(src, dst, w, locate) of a block read by :class:`~.text.Block` (None when it has no data)."""
+    path = blk.path
+    if not blk.data_lines.size:
+        return None, None, None, None
+    blk.check_columns(cols)
+    ncol = int(blk.counts[blk.data_lines[0]])
+    if (blk.counts[blk.data_lines] != ncol).any():
+        row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
+        raise InputError(f"expected {ncol} columns like the lines before, found "
+                         f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row),
+                         value=blk.line_text(row))
+    if ncol == 2:
+        vals = blk.numbers(np.int64).reshape(-1, 2)
+        src, dst, w = vals[:, 0], vals[:, 1], None
+    else:
+        vals = blk.numbers(np.float64).reshape(-1, 3)
+        ids = vals[:, :2]
+        bad = (ids != np.floor(ids)) | (np.abs(ids) >= 2.0**53)
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise InputError("vertex id is not an integer below 2**53", path=path,
+                             line=blk.line_of(row), value=float(ids[row][bad[row]][0]))
+        src, dst, w = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64), vals[:, 2]
+    return src, dst, w, (lambda i: (path, blk.line_of(i)))
+
+
+def _reading(opts) -> dict:
+    """How a text reader reads: bytes per block, and whether pyarrow may parse (``reader_options``)."""
+    return {"block_bytes": _block_bytes(opts), "arrow": opts.get("arrow", True)}
 
 
 def _block_bytes(opts):
-    """Text read per block: ~8 bytes per edge of the chunk budget, at most 64 MiB."""
-    return int(min(BLOCK_BYTES, max(4096, 8 * opts.get("chunk_edges", BLOCK_BYTES))))
+    """Text read per block: from the reader's share of the budget, at most 64 MiB."""
+    return int(min(BLOCK_BYTES, max(4096, opts.get("block_bytes", BLOCK_BYTES))))
+
+
+def _declared(chunks, path: Path, declared: int, what: str):
+    """Pass the chunks on; the count of edges must be what the header declares (the file is
+    read to its end to name the count found)."""
+    found = 0
+    for item in chunks:
+        found += len(item[0])
+        if found > declared:
+            found += sum(len(rest[0]) for rest in chunks)
+            break
+        yield item
+    if found != declared:
+        raise InputError(f"{what} declared in the header: {declared:,}; found in the file: {found:,}", path=path)
 
 
 def read_edgelist(path: Path, opts: dict) -> Source:
     """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments."""
     delim = opts.get("delimiter")
-    return Source(_text_edges(path, delimiter=delim.encode() if delim else None, block_bytes=_block_bytes(opts)))
+    f = InputFile(path)
+    return Source(_text_edges(f, delimiter=delim.encode() if delim else None, **_reading(opts)),
+                  **_file_progress(f))
 
 
 def read_csv(path: Path, opts: dict) -> Source:
     """Comma (or ``delimiter``) separated 'u,v[,w]'; a non-numeric first line is a header."""
     delim = (opts.get("delimiter") or ",").encode()
-    f = open_binary(path)
+    f = InputFile(path)
     first = f.readline()
     tokens = first.replace(delim, b" ").split()
     is_header = bool(tokens) and not all(re.fullmatch(rb"[-+]?[0-9.eE+-]+", t) for t in tokens)
     if not is_header:
         f.close()
-        f = open_binary(path)
-    return Source(_text_edges(path, delimiter=delim, f=f, first_line=2 if is_header else 1),
-                  info={"header": first.decode(errors="replace").strip() if is_header else None})
+        f = InputFile(path)
+    return Source(_text_edges(f, delimiter=delim, first_line=2 if is_header else 1, **_reading(opts)),
+                  info={"header": clip(first) if is_header else None}, **_file_progress(f))
 
 
 _MM = re.compile(rb"%%MatrixMarket\s+(\w+)\s+(\w+)\s+(\w+)\s+(\w+)", re.I)
@@ -94,13 +149,13 @@ _MM = re.compile(rb"%%MatrixMarket\s+(\w+)\s+(\w+)\s+(\w+)\s+(\w+)", re.I)
 
 def read_mtx(path: Path, opts: dict) -> Source:
     """Matrix Market coordinate: pattern/integer/real, general/symmetric; entry (i, j) is arc i→j."""
-    f = open_binary(path)
+    f = InputFile(path)
     banner = f.readline()
     m = _MM.match(banner)
     if not m:
         f.close()
         raise InputError("not a Matrix Market file (first line must start with %%MatrixMarket)", path=path,
-                         line=1, value=banner[:80].decode(errors="replace").strip())
+                         line=1, value=clip(banner))
     obj, fmt, field_, sym = (g.decode().lower() for g in m.groups())
     for name, value, ok in (("object", obj, ("matrix",)), ("format", fmt, ("coordinate",)),
                             ("field", field_, ("pattern", "integer", "real", "double")),
@@ -118,37 +173,43 @@ def read_mtx(path: Path, opts: dict) -> Source:
     except ValueError:
         f.close()
         raise InputError("size line must be 'rows cols entries'", path=path, line=1 + used,
-                         value=size_line.decode(errors="replace").strip()) from None
+                         value=clip(size_line)) from None
     weighted = field_ != "pattern"
     n = max(rows, cols)
-    chunks = _text_edges(path, cols=(3,) if weighted else (2,), f=f, first_line=2 + used, offset=1)
-    return Source(chunks, weighted=weighted, directed=(sym == "general"), num_vertices=n,
-                  info={"entries": nnz, "field": field_, "symmetry": sym})
+    chunks = _text_edges(f, cols=(3,) if weighted else (2,), first_line=2 + used, offset=1,
+                         **_reading(opts))
+    return Source(_declared(chunks, path, nnz, "entries"), weighted=weighted, directed=(sym == "general"),
+                  num_vertices=n, info={"entries": nnz, "field": field_, "symmetry": sym}, **_file_progress(f))
 
 
-_GR_P = re.compile(rb"^p\s+(\w+)\s+([0-9]+)\s+([0-9]+)")
+_GR_P = re.compile(rb"^p\s+(\w+)\s+([0-9]+)\s+([0-9]+)\s*$")
 
 
 def read_gr(path: Path, opts: dict) -> Source:
     """PACE ('p tw n m', then 'u v') or DIMACS shortest-path ('p sp n m', then 'a u v w'); 1-based."""
-    f = open_binary(path)
+    f = InputFile(path)
     line, used = header_lines(f, re.compile(rb"^p\s"))
     m = _GR_P.match(line or b"")
     if not m:
         f.close()
-        raise InputError("missing the 'p <kind> <vertices> <edges>' problem line", path=path, line=used)
-    kind, n = m.group(1).decode(), int(m.group(2))
+        raise InputError("missing the 'p <kind> <vertices> <edges>' problem line", path=path, line=used,
+                         value=None if line is None else clip(line))
+    kind, n, m_ = m.group(1).decode(), int(m.group(2)), int(m.group(3))
+    bb = _block_bytes(opts)
     if kind == "sp":
-        chunks = _text_edges(path, cols=(3,), comments=b"c", skip_prefix=b"a", f=f, first_line=1 + used, offset=1)
-        return Source(chunks, weighted=True, directed=True, num_vertices=n, info={"problem": kind})
-    chunks = _text_edges(path, cols=(2, 3), comments=b"c", f=f, first_line=1 + used, offset=1)
-    return Source(chunks, weighted=None, directed=False, num_vertices=n, info={"problem": kind})
+        chunks = _text_edges(f, cols=(3,), comments=b"c", skip_prefix=b"a", first_line=1 + used, offset=1,
+                             block_bytes=bb)
+        return Source(_declared(chunks, path, m_, "arcs"), weighted=True, directed=True, num_vertices=n,
+                      info={"problem": kind}, **_file_progress(f))
+    chunks = _text_edges(f, cols=(2, 3), comments=b"c", first_line=1 + used, offset=1, **_reading(opts))
+    return Source(_declared(chunks, path, m_, "edges"), weighted=None, directed=False, num_vertices=n,
+                  info={"problem": kind}, **_file_progress(f))
 
 
-def _vertex_list(path: Path) -> np.ndarray:
+def _vertex_list(path: Path, block_bytes: int) -> np.ndarray:
     parts = []
-    with open_binary(path) as f:
-        for line0, raw in blocks(f, BLOCK_BYTES):
+    with InputFile(path) as f:
+        for line0, raw in blocks(f, block_bytes, path=path, max_line=MAX_LINE):
             blk = Block(path, line0, raw)
             if blk.data_lines.size:
                 blk.check_columns((1,))
@@ -165,8 +226,8 @@ def _first_repeat(ids):
     return s[np.flatnonzero(s[1:] == s[:-1])[0]]
 
 
-def read_ldbc(path: Path, opts: dict) -> Source:
-    """Graphalytics ``.v``/``.e`` pair: give either file (or the common prefix)."""
+def ldbc_files(path: Path) -> tuple[Path, Path]:
+    """The (edge file, vertex file) of a Graphalytics pair, from either file or their prefix."""
     base = stem(path)
     if base.suffix in (".e", ".v"):
         base = base.with_suffix("")
@@ -176,16 +237,27 @@ def read_ldbc(path: Path, opts: dict) -> Source:
         raise InputError("no Graphalytics edge file (.e) beside it", path=path)
     if vpath is None:
         raise InputError("no Graphalytics vertex file (.v) beside it", path=path)
-    return Source(_text_edges(epath), labels=_vertex_list(vpath),
-                  info={"vertex_file": str(vpath), "edge_file": str(epath)})
+    return epath, vpath
+
+
+def read_ldbc(path: Path, opts: dict) -> Source:
+    """Graphalytics ``.v``/``.e`` pair: give either file (or the common prefix)."""
+    epath, vpath = ldbc_files(path)
+    labels = _vertex_list(vpath, _block_bytes(opts))
+    f = InputFile(epath)
+    return Source(_text_edges(f, **_reading(opts)), labels=labels,
+                  info={"vertex_file": str(vpath), "edge_file": str(epath)}, **_file_progress(f))
 
 
 def read_adj(path: Path, opts: dict) -> Source:
     """Adjacency lists, 'v n1 n2 ...' per line (Graphalytics validation inputs); every listed
     vertex exists, so a line with only 'v' is an isolated vertex."""
+    bb = _block_bytes(opts)
+    f = InputFile(path)
+
     def chunks():
-        with open_binary(path) as f:
-            for line0, raw in blocks(f, BLOCK_BYTES):
+        with f:
+            for line0, raw in blocks(f, bb, path=path):
                 blk = Block(path, line0, raw)
                 if not blk.data_lines.size:
                     continue
@@ -200,13 +272,15 @@ def read_adj(path: Path, opts: dict) -> Source:
                 yield src, vals[~is_head], None, (lambda i, blk=blk, rows=rows: (path, blk.line_of(int(rows[i]))))
     # The vertex set is every head and every neighbour: a first pass collects them.
     seen = []
-    with open_binary(path) as f:
-        for line0, raw in blocks(f, BLOCK_BYTES):
+    with InputFile(path) as first:
+        for line0, raw in blocks(first, bb, path=path):
             blk = Block(path, line0, raw)
             if blk.data_lines.size:
                 seen.append(np.unique(blk.numbers(np.int64)))
+                if len(seen) > 8:
+                    seen = [np.unique(np.concatenate(seen))]
     labels = np.unique(np.concatenate(seen)) if seen else np.zeros(0, np.int64)
-    return Source(chunks(), weighted=False, labels=labels)
+    return Source(chunks(), weighted=False, labels=labels, **_file_progress(f))
 
 
 def _binary(width: int):
@@ -215,20 +289,24 @@ def _binary(width: int):
     def read(path: Path, opts: dict) -> Source:
         if not path.exists():
             raise InputError("no such file", path=path)
+        if compression(path):
+            raise InputError(f"raw int{8 * width} pairs cannot be read compressed: decompress the file first",
+                             path=path)
         size = path.stat().st_size
         if size % (2 * width):
             raise InputError(f"file size {size} is not a multiple of {2 * width} bytes (pairs of "
                              f"int{8 * width}): truncated, or the wrong id width", path=path)
         pairs = size // (2 * width)
         step = max(1, int(opts.get("chunk_edges", 1 << 24)))
+        done = [0]
 
         def chunks():
             with open(path, "rb") as f:  # plain reads: a memory map's pages would count as ours
                 for a in range(0, pairs, step):
                     block = np.fromfile(f, dtype=dtype, count=2 * min(step, pairs - a)).reshape(-1, 2)
-                    yield (block[:, 0].astype(np.int64), block[:, 1].astype(np.int64), None,
-                           (lambda i: (path, None)))
-        return Source(chunks(), weighted=False, info={"pairs": pairs})
+                    done[0] = f.tell()
+                    yield block[:, 0], block[:, 1], None, (lambda i: (path, None))
+        return Source(chunks(), weighted=False, info={"pairs": pairs}, size=size, position=lambda: done[0])
     read.__doc__ = f"Raw little-endian int{8 * width} pairs (src, dst), no header."
     return read
 
@@ -239,8 +317,8 @@ def read_npy(path: Path, opts: dict) -> Source:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError as err:
         raise InputError("no such file", path=path) from err
-    except ValueError as err:
-        raise InputError(f"not a readable .npy array: {err}", path=path) from err
+    except (ValueError, OSError, EOFError) as err:
+        raise InputError(f"not a readable .npy array: {clip(err)}", path=path) from err
     return array_source(arr, name=str(path))
 
 
@@ -262,20 +340,35 @@ def array_source(arr, name="array", step=1 << 24) -> Source:
     def ids(c, a, b):
         c = np.asarray(c[a:b])
         if c.dtype.kind == "f":
-            bad = c != np.floor(c)
+            bad = ~((c == np.floor(c)) & (c >= -2.0**63) & (c < 2.0**63))  # NaN and inf included
             if bad.any():
-                raise InputError(f"{name}: vertex id is not an integer", value=float(c[bad][0]))
+                raise InputError(f"{name}: vertex id is not an integer in the 64-bit signed range",
+                                 value=float(c[bad][0]))
             return c.astype(np.int64)
         if c.dtype.kind not in "iu":
             raise InputError(f"{name}: vertex ids must be integers (got dtype {c.dtype})")
+        if c.dtype == np.uint64 and c.size and int(c.max()) > _INT64_MAX:
+            raise InputError(f"{name}: vertex id above 2**63-1, the largest the store holds", value=int(c.max()))
         return c.astype(np.int64)
+
+    def weights(c, a, b):
+        try:
+            return np.asarray(c[a:b], dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{name}: weights must be numbers ({clip(err)})") from err
 
     def chunks():
         for a in range(0, m, step):
             b = min(a + step, m)
-            w = np.asarray(cols[2][a:b], dtype=np.float64) if len(cols) == 3 else None
+            w = weights(cols[2], a, b) if len(cols) == 3 else None
             yield ids(cols[0], a, b), ids(cols[1], a, b), w, (lambda i, a=a: (name, None))
-    return Source(chunks(), weighted=len(cols) == 3)
+    done = [0]
+
+    def counted():
+        for item in chunks():
+            done[0] += len(item[0])
+            yield item
+    return Source(counted(), weighted=len(cols) == 3, size=m, position=lambda: done[0], unit="edge")
 
 
 READERS: dict[str, Callable] = {
@@ -287,12 +380,26 @@ _SUFFIX = {".txt": "edgelist", ".el": "edgelist", ".edges": "edgelist", ".tsv": 
            ".adj": "adj", ".bin32": "bin32", ".bin64": "bin64", ".npy": "npy"}
 
 
+def input_files(path: Path, fmt: str) -> list[Path]:
+    """The files a reader of ``fmt`` reads for ``path`` (both of a Graphalytics pair)."""
+    return list(ldbc_files(path)) if fmt == "ldbc" else [path]
+
+
 def detect_format(path: Path, fmt: str | None) -> str:
     if fmt is not None:
         if fmt not in READERS:
             raise choice("input format", fmt, READERS)
-        return fmt
-    suffix = stem(path).suffix.lower()
-    if suffix in (".bin", ".dat"):
-        raise InputError("raw binary edge files need an explicit id width: format='bin32' or 'bin64'", path=path)
-    return _SUFFIX.get(suffix, "edgelist")
+        found = fmt
+    else:
+        suffix = stem(path).suffix.lower()
+        if suffix in (".bin", ".dat"):
+            packed = compression(path)
+            raise InputError(f"the suffix {suffix} does not say the format"
+                             + (f" (the file is {NAMES[packed]}-compressed)" if packed else "")
+                             + ": pass format='edgelist' for text lines 'u v [w]' (compressed or not), or "
+                             "format='bin32' or 'bin64' for raw little-endian int32/int64 pairs", path=path)
+        found = _SUFFIX.get(suffix, "edgelist")
+    if found not in ("npy",) and is_hdf5(path):
+        raise InputError("is an HDF5 file, not an edge file (a graph store? open it with ooc_graph.open)",
+                         path=path)
+    return found

@@ -12,17 +12,35 @@ import numpy as np
 from . import _format as F
 
 
+def umask() -> int:
+    """The process's file-creation mask (read without changing it where Linux tells it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, hence the first way)
+    os.umask(mask)
+    return mask
+
+
 class AtomicFile:
-    """A temporary path beside ``path`` that becomes ``path`` on :meth:`commit`, or vanishes."""
+    """A temporary path beside ``path`` that becomes ``path`` on :meth:`commit`, or vanishes.
+
+    The temporary is ``.NAME.<pid>-<random>.partial`` (the pid tells a later build whether it is
+    stale); the committed file gets the mode a new file would (0666 less the umask)."""
 
     def __init__(self, path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{os.getpid()}-", suffix=".partial",
+                                   dir=self.path.parent)
         os.close(fd)
         self.tmp = Path(tmp)
 
     def commit(self):
+        os.chmod(self.tmp, 0o666 & ~umask())
         os.replace(self.tmp, self.path)
 
     def discard(self):

@@ -1,0 +1,216 @@
+"""The builder's scratch: spill files in a folder beside the output, removed on success, failure,
+SIGTERM, and — when a process died without removing them (SIGKILL, power loss) — by the next
+conversion into that folder.
+
+Scratch folders are named ``.NAME.build-<pid>-<random>`` and temporary stores
+``.NAME.<pid>-<random>.partial`` (:class:`ooc_graph.store.writer.AtomicFile`), so that the pid tells
+whether their writer is still alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("ooc_graph.ingest")
+
+_STALE = (re.compile(r"^\..+\.build-(?P<pid>[0-9]+)-[a-z0-9_]+$"),
+          re.compile(r"^\..+\.(?P<pid>[0-9]+)-[a-z0-9_]+\.partial$"))
+
+
+class Spill:
+    """Append-only columns of ids (int64, or int32 where every id fits) and weights (in the
+    store's weight type): held in memory (``in_memory``) or in files in a scratch folder.
+    :meth:`to_disk` moves what memory holds into the files; appends then go there."""
+
+    def __init__(self, folder: Path, name: str, weighted: bool, narrow: bool = False, weight_dtype=np.float64,
+                 *, in_memory: bool = False):
+        self.paths = {c: folder / f"{name}.{c}" for c in (("src", "dst", "w") if weighted else ("src", "dst"))}
+        self.count = 0
+        self.dtypes = {"src": np.dtype(np.int32 if narrow else np.int64), "w": np.dtype(weight_dtype)}
+        self.dtypes["dst"] = self.dtypes["src"]
+        self.pieces: list[dict] | None = [] if in_memory else None
+
+    @property
+    def in_memory(self) -> bool:
+        return self.pieces is not None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the items take (in memory or on disk)."""
+        if self.pieces is not None:
+            return sum(v.nbytes for piece in self.pieces for v in piece.values())
+        return self.count * sum(self.dtypes[c].itemsize for c in self.paths)
+
+    def append(self, src, dst, w=None, *, fits_int32: bool = False):
+        """Append items; in memory, ids are held as int32 where ``fits_int32`` says they all fit
+        (read back in the spill's type)."""
+        cols = {"src": src, "dst": dst, "w": w}
+        if self.pieces is not None:  # copies: the caller may reuse its arrays
+            ids = np.dtype(np.int32) if fits_int32 else self.dtypes["src"]
+            self.pieces.append({c: np.array(cols[c], dtype=ids if c != "w" else self.dtypes[c]) for c in self.paths})
+        else:
+            for c, p in self.paths.items():
+                with open(p, "ab") as f:
+                    np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
+        self.count += len(src)
+
+    def to_disk(self) -> None:
+        """Write what memory holds to the files and keep appending there."""
+        if self.pieces is None:
+            return
+        pieces, self.pieces = self.pieces, None
+        for c, p in self.paths.items():
+            with open(p, "ab") as f:
+                for piece in pieces:
+                    piece.pop(c).astype(self.dtypes[c], copy=False).tofile(f)
+        del pieces
+
+    def read(self, step: int, *, wide: bool = True):
+        """Yield (src, dst, w-or-None) chunks of at most ``step`` items; ids as int64 with ``wide``,
+        else as stored (in memory: int32 where a piece's ids fit, else the spill's type).
+
+        Plain reads, not memory maps: mapped pages would count against the process's memory.
+        """
+        if self.count == 0:
+            return
+        if self.pieces is not None:
+            for piece in self.pieces:
+                for a in range(0, len(piece["src"]), step):
+                    cols = {c: v[a:a + step] for c, v in piece.items()}
+                    if wide:
+                        cols["src"], cols["dst"] = (cols[c].astype(np.int64, copy=False) for c in ("src", "dst"))
+                    yield cols["src"], cols["dst"], cols.get("w")
+            return
+        files = {c: open(p, "rb") for c, p in self.paths.items()}
+        try:
+            for a in range(0, self.count, step):
+                k = min(step, self.count - a)
+                cols = {}
+                for c, f in files.items():
+                    cols[c] = np.fromfile(f, dtype=self.dtypes[c], count=k)
+                    if wide and c != "w":
+                        cols[c] = cols[c].astype(np.int64, copy=False)
+                yield cols["src"], cols["dst"], cols.get("w")
+        finally:
+            for f in files.values():
+                f.close()
+
+    def load(self):
+        """Every item at once (ids as stored), then delete the files (or let go of the pieces)."""
+        if self.count == 0:
+            ids = np.zeros(0, self.dtypes["src"])
+            return ids, ids.copy(), (np.zeros(0, self.dtypes["w"]) if "w" in self.paths else None)
+        if self.pieces is not None:
+            cols = {}
+            for c in self.paths:  # one column at a time: the pieces go as their column is joined
+                cols[c] = np.concatenate([piece.pop(c) for piece in self.pieces]).astype(self.dtypes[c], copy=False)
+            self.pieces = []
+            return cols["src"], cols["dst"], cols.get("w")
+        src, dst, w = next(self.read(self.count, wide=False))
+        self.remove()
+        return src, dst, w
+
+    def remove(self) -> None:
+        """Delete the files or let go of the pieces (the build no longer needs them: keep the
+        peak low)."""
+        if self.pieces is not None:
+            self.pieces = []
+        for p in self.paths.values():
+            p.unlink(missing_ok=True)
+
+
+def make_scratch(folder: Path, name: str) -> Path:
+    """A new private scratch folder ``.NAME.build-<pid>-<random>`` in ``folder``."""
+    return Path(tempfile.mkdtemp(prefix=f".{name}.build-{os.getpid()}-", dir=folder))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, not ours to signal
+        return True
+    return True
+
+
+def remove_stale(folder: Path) -> list[Path]:
+    """Remove the scratch folders and temporary stores in ``folder`` whose process is gone;
+    returns what was removed. Names without a pid (older versions) are left alone."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = next((m for m in (p.match(entry.name) for p in _STALE) if m), None)
+        if m is None or _alive(int(m.group("pid"))):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:  # another process cleaned it first
+            continue
+        except OSError as err:
+            log.warning("could not remove stale scratch %s: %s", entry.path, err)
+            continue
+        removed.append(Path(entry.path))
+        log.info("removed stale scratch %s of process %s", entry.path, m.group("pid"))
+    return removed
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM while a build runs, so that ``finally`` blocks and
+    context managers remove the scratch; :meth:`TermGuard.release` then lets SIGTERM take its
+    usual course."""
+
+
+class TermGuard:
+    """For the duration of a build, SIGTERM raises :class:`Terminated` in the main thread instead
+    of ending the process at once. Installed only in the main thread and only where SIGTERM has
+    its default action or a Python handler; an ignored SIGTERM stays ignored."""
+
+    def __init__(self):
+        self.previous = None
+        self.installed = False
+        if threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            previous = signal.getsignal(signal.SIGTERM)
+            if previous is signal.SIG_IGN or previous is None:  # None: installed outside Python
+                return
+            signal.signal(signal.SIGTERM, self._handler)
+        except (ValueError, OSError):  # pragma: no cover - no signals here (embedded interpreter)
+            return
+        self.previous, self.installed = previous, True
+
+    @staticmethod
+    def _handler(signum, frame):
+        raise Terminated(f"terminated by signal {signum}")
+
+    def release(self, exc: BaseException | None = None) -> None:
+        """Restore the previous handler. Call once the scratch is gone; when ``exc`` is the
+        :class:`Terminated` this guard raised, SIGTERM is then delivered as it would have been:
+        the default action ends the process, a Python handler is called."""
+        if not self.installed:
+            return
+        self.installed = False
+        signal.signal(signal.SIGTERM, self.previous)
+        if isinstance(exc, Terminated):
+            if self.previous is signal.SIG_DFL:
+                os.kill(os.getpid(), signal.SIGTERM)
+            elif callable(self.previous):
+                self.previous(signal.SIGTERM, None)

@@ -1,0 +1,179 @@
+"""Writing the store from sorted buckets: the CSR of each side, the CEL and its augmentation
+(``partitioning/FORMAT.md``), the block tables and the root attributes. Buckets are sorted on the
+builder's worker threads (``sorting.py``) and appended here, in bucket order, so the store is the
+same whatever the worker count or the device.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import h5py
+import numpy as np
+
+from ooc_graph import __version__
+from ooc_graph._memory import human, release_free_memory
+from ooc_graph._parallel import ordered_map
+from ooc_graph._progress import progress_bar
+from ooc_graph.partitioning.cel import blocks_of_sorted
+from ooc_graph.store import _format as F
+from ooc_graph.store.writer import append, create_appendable, write_array
+
+from . import buckets as B
+
+log = logging.getLogger("ooc_graph.ingest")
+
+
+class StoreWriting:
+    """The part of :class:`~.builder.GraphBuilder` that writes the store (a mixin: it reads the
+    builder's options, stages and worker count)."""
+
+    def _write(self, h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets, out_edges):
+        upper = max(1, sum(b.count for b in in_buckets))
+        chunk = min(self.chunk_arcs, upper)
+        wdt = self.weight_dtype
+        cel = B.BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
+        aug = B.BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
+            if self.augment else None
+        hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
+
+        def csr_writer(side):
+            return (create_appendable(h5, F.CSR.format(side=side, part="indices"), gdt, hchunk),
+                    create_appendable(h5, F.CSR.format(side=side, part="weights"), wdt, hchunk)
+                    if self.weighted else None)
+
+        stats = {"self_loops": 0, "min_weight": np.inf, "max_weight": -np.inf}
+        in_side = "in" if self.directed else "out"
+        in_idx, in_w = csr_writer(in_side)
+        in_degree = np.zeros(n, np.int64)
+        step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
+                                disable=not self.progress)
+        def augmentation(rows, cols, w):  # the back arcs of a bucket's rows (sources), source-major
+            return blocks_of_sorted(rows, cols, w, size, ldt, rows_are_dst=False, back_only=True)
+
+        def lay_out(rows, cols, w):  # on a worker thread: the bucket's CEL blocks and statistics
+            facts = {"self_loops": int(np.count_nonzero(rows == cols))}
+            if w is not None and w.size:
+                facts.update(min_weight=float(w.min()), max_weight=float(w.max()))
+            # Undirected: every arc has its mirror, so the back arcs leaving this bucket's
+            # intervals are the mirrors of its arcs that come from earlier intervals.
+            back = augmentation(rows, cols, w) if aug is not None and not self.directed else None
+            return blocks_of_sorted(rows, cols, w, size, ldt, rows_are_dst=True), facts, back
+
+        cel_parts = self._assemble(cel, bounds, ldt, rows_are_dst=True)
+        aug_parts = self._assemble(aug, bounds, ldt, rows_are_dst=False) if aug is not None else None
+        for lo, hi, (blocks, facts, back) in self._csr_rows(in_buckets, in_edges, n, True, in_degree, in_idx,
+                                                            in_w, step_bar, lay_out):
+            stats["self_loops"] += facts["self_loops"]
+            stats["min_weight"] = min(stats["min_weight"], facts.get("min_weight", np.inf))
+            stats["max_weight"] = max(stats["max_weight"], facts.get("max_weight", -np.inf))
+            with self.stages("cel"):
+                cel_parts.send((lo, hi, blocks))
+                if back is not None:
+                    aug_parts.send((lo, hi, back))
+            del blocks, back  # not held while the next bucket is sorted
+            release_free_memory()
+        write_array(h5, F.CSR.format(side=in_side, part="indptr"), B.indptr(in_degree))
+        write_array(h5, F.IN_DEGREE, in_degree)
+        num_arcs = int(in_degree.sum())
+
+        if self.directed:
+            out_idx, out_w = csr_writer("out")
+            out_degree = np.zeros(n, np.int64)
+            for lo, hi, back in self._csr_rows(out_buckets, out_edges, n, False, out_degree, out_idx, out_w,
+                                               step_bar, augmentation if aug is not None else None):
+                if back is not None:
+                    with self.stages("cel"):
+                        aug_parts.send((lo, hi, back))
+                del back
+            write_array(h5, F.CSR.format(side="out", part="indptr"), B.indptr(out_degree))
+            write_array(h5, F.OUT_DEGREE, out_degree)
+        else:
+            # Symmetric: the in-arc CSR is the out-arc CSR; store it once and link the other names.
+            for part in ("indptr", "indices", "weights"):
+                name = F.CSR.format(side="out", part=part)
+                if name in h5:
+                    h5[F.CSR.format(side="in", part=part)] = h5py.SoftLink("/" + name)
+            h5[F.OUT_DEGREE] = h5py.SoftLink("/" + F.IN_DEGREE)
+        step_bar.close()
+
+        t = time.perf_counter()
+        write_array(h5, F.CEL_INTERVALS, bounds)
+        _, bdst, blen = cel.finish((F.CEL_BLOCK_SRC, F.CEL_BLOCK_DST, F.CEL_BLOCK_OFFSETS))
+        write_array(h5, F.CEL_SUBGRAPH_BLOCKS, np.searchsorted(bdst, np.arange(k + 1)).astype(np.int64))
+        if aug is not None:
+            aug.finish((F.AUG_BLOCK_SRC, F.AUG_BLOCK_DST, F.AUG_BLOCK_OFFSETS))
+        if labels is not None:
+            write_array(h5, F.LABELS, labels.astype(np.int64))
+        h5.create_group(F.RESULTS)
+
+        self.stages.add("tables", time.perf_counter() - t)
+        loops = stats["self_loops"]
+        num_edges = num_arcs if self.directed else (num_arcs - loops) // 2 + loops
+        seconds = time.perf_counter() - self._t0
+        attrs = {
+            "format": F.FORMAT_NAME, "format_version": F.FORMAT_VERSION,
+            "store_id": F.new_store_id(),
+            "num_vertices": n, "num_arcs": num_arcs, "num_edges": num_edges,
+            "directed": self.directed, "weighted": self.weighted,
+            "id_dtype": gdt.name, "local_id_dtype": ldt.name,
+            "weight_dtype": wdt.name if self.weighted else "",
+            "interval_size": size, "num_intervals": k, "num_blocks": len(blen),
+            "chunk_arcs": chunk, "self_loops": loops, "deduplicated": self.dedupe, "augmented": self.augment,
+            "min_weight": stats["min_weight"] if self.weighted and num_arcs else 0.0,
+            "max_weight": stats["max_weight"] if self.weighted and num_arcs else 0.0,
+            "built_by": json.dumps({
+                "tool": f"ooc_graph {__version__}", "source": self.source,
+                "input_edges": self._spill.count, "seconds": round(seconds, 3),
+                "input_edges_per_second": round(self._spill.count / max(seconds, 1e-9)),
+                "drop_self_loops": self.drop_self_loops, "dedupe": self.dedupe,
+                "memory": self.memory, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "workers": self._sorters, "stages": self.stages.report(),
+            }),
+        }
+        h5.attrs.update(attrs)
+        log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
+        return {"num_arcs": num_arcs}
+
+    def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar, lay_out=None):
+        """For each bucket: load, sort by (row, column) — rows are destinations with ``by_dst`` —
+        merge repeats, fill the rows' degrees and append the CSR columns and weights. The sorting
+        runs on worker threads, the appending here, in bucket order. Yields ``lay_out(rows,
+        columns, weights)`` of each bucket (computed on the worker; weights in the stored type)."""
+        def sort(b):
+            lo, hi = int(edges[b]), int(edges[b + 1])
+            with self.stages("sort"):
+                rows, cols, w, where = B.sort_bucket(buckets[b], lo, hi, n, by_dst=by_dst, dedupe=self.dedupe,
+                                                     id_dtype=indices.dtype, gpu=self._gpu)
+            self.stages.add(f"buckets_{where}", 1)
+            with self.stages("layout"):
+                laid = None if lay_out is None else lay_out(rows, cols, w)
+                return lo, hi, B.degrees(rows, lo, hi), cols, w, laid
+
+        results = ordered_map(sort, range(len(buckets)), self._sorters)
+        while True:
+            with self.stages("wait"):
+                item = next(results, None)
+            if item is None:
+                break
+            lo, hi, deg, cols, w, laid = item
+            del item
+            degree[lo:hi] = deg
+            with self.stages("csr"):
+                append(indices, cols)
+                if w is not None:
+                    append(weights, w)
+            del deg, cols, w
+            bar.update(1)
+            release_free_memory()
+            yield lo, hi, laid
+            del laid
+
+    def _assemble(self, writer, bounds, ldt, *, rows_are_dst):
+        pieces = lambda: B.Pieces(self._scratch, f"pieces-{int(rows_are_dst)}", ldt,  # noqa: E731
+                                  self.weight_dtype, rows_are_dst=rows_are_dst, weighted=self.weighted)
+        coroutine = B.assemble(writer, bounds, pieces, max(1024, self._limit // 8))
+        next(coroutine)
+        return coroutine
