@@ -167,3 +167,48 @@ def test_demo_out_and_distributed_run(tmp_path, capsys):
     assert main(["run", "pagerank", str(store), "--workers", "2", "--result-name", "pr2", "--quiet"]) == 0
     assert "pagerank:" in capsys.readouterr().out
     assert main(["results", "list", str(store)]) == 0 and "pr2" in capsys.readouterr().out
+
+
+def test_operator_algorithms_on_the_command_line(tmp_path, capsys):
+    import ooc_graph
+    from ooc_graph.algorithms import ALGORITHMS
+    from ooc_graph.cli.parser import ALGORITHM_OPTIONS
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "7", "--edge-factor", "4", "--directed", "--weighted",
+                 "--quiet"]) == 0
+    assert set(ALGORITHM_OPTIONS) == set(ALGORITHMS)
+    capsys.readouterr()
+    assert main(["algorithms"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed] == sorted(ALGORITHMS)
+    assert all("``" not in line for line in listed)
+    runs = {"hits": (["--max-iter", "500", "--no-normalized"], "hubs,authorities"),
+            "katz_centrality": (["--alpha", "0.01", "--beta", "2", "--weight", "weight"], "values"),
+            "eigenvector_centrality": (["--max-iter", "1000", "--tol", "1e-6"], "values"),
+            "cdlp": (["--max-iter", "3"], "labels"),
+            "core_number": ([], "core"),
+            "scc": ([], "labels"),
+            "betweenness_centrality": (["--k", "10", "--seed", "3", "--endpoints"], "values"),
+            "pagerank": (["--weight", "weight"], "values")}
+    for algo, (extra, columns) in runs.items():
+        out = tmp_path / f"{algo}.csv"
+        assert main(["run", algo, str(store), "--device", "cpu", "--memory", "64KiB", "--out", str(out),
+                     "--quiet"] + extra) == 0, algo
+        assert f"{algo}:" in capsys.readouterr().out
+        assert out.read_text().splitlines()[0] == f"vertex,{columns}"
+    kwargs = {"hits": dict(max_iter=500, normalized=False), "katz_centrality": dict(alpha=0.01, beta=2.0,
+              weight="weight"), "eigenvector_centrality": dict(max_iter=1000), "cdlp": dict(max_iter=3),
+              "betweenness_centrality": dict(k=10, seed=3, endpoints=True), "pagerank": dict(weight="weight")}
+    G = ooc_graph.open(store)
+    for algo in runs:  # the options reached the function: the stored result is the Python call's
+        saved = G.load_result(algo)
+        for name, values in getattr(ooc_graph, algo)(G, device="cpu", **kwargs.get(algo, {})).arrays().items():
+            np.testing.assert_allclose(saved[name], values, rtol=1e-12, err_msg=algo)
+    G.close()
+    assert main(["run", "scc", str(store), "--workers", "2", "--result-name", "scc2", "--quiet"]) == 0
+    assert "scc:" in capsys.readouterr().out
+    try:
+        status = main(["run", "core_number", str(store), "--max-iter", "3"])  # not core_number's
+    except SystemExit as exit:
+        status = exit.code
+    assert status == 2 and "--max-iter" in capsys.readouterr().err

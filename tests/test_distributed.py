@@ -81,6 +81,40 @@ def test_random_graphs_match_one_process(client, tmp_path, seed, size):
             assert dist.stats["bytes_exchanged"] > 0
 
 
+
+# The algorithms written on Engine.edge_map: every pass writes only the owned vertices and gathers.
+OPERATOR_ALGORITHMS = [("pagerank", {"weight": "weight", "tol": 1e-12, "max_iter": 10_000}),
+                       ("hits", {"tol": 1e-10, "max_iter": 1000}), ("katz_centrality", {"alpha": 0.01}),
+                       ("eigenvector_centrality", {"max_iter": 1000}), ("cdlp", {"max_iter": 4}),
+                       ("core_number", {}), ("scc", {}), ("betweenness_centrality", {"k": 5})]
+
+
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_operator_algorithms_match_one_process(client, tmp_path, seed, size):
+    rng = np.random.default_rng(700 + seed)
+    n = int(rng.integers(6, 120))
+    src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 4 * n)), weighted=seed % 2 == 0)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed % 3 != 0, num_vertices=n,
+                          interval_size=[4, 16, 64][seed % 3], chunk_arcs=[8, 50, 1000][seed % 3], progress=False)
+    memory = [None, "12KiB", "40KiB"][seed % 3]
+    for algo, kw in OPERATOR_ALGORITHMS:
+        local = getattr(ooc_graph, algo)(G, device="cpu", memory=memory, seed=seed, **kw) if algo.startswith(
+            "betweenness") else getattr(ooc_graph, algo)(G, device="cpu", memory=memory, **kw)
+        if algo.startswith("betweenness"):
+            kw = dict(kw, seed=seed)
+        dist = ooc_graph.submit(client, algo, G, workers=size, memory=memory, **kw).result(timeout=120)
+        assert dist.stats["workers"] == size, algo
+        # (Hooking, scc's way on an undirected graph, may take another pass on more workers.)
+        assert dist.iterations == local.iterations or (algo == "scc" and not G.directed), algo
+        for name, a in local.arrays().items():
+            np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")
+    # No seed: rank 0 draws one for all ranks, and the result says which.
+    r = ooc_graph.submit(client, "betweenness_centrality", G, workers=size, k=3).result(timeout=120)
+    assert r.parameters["seed"] is not None
+    again = ooc_graph.betweenness_centrality(G, device="cpu", k=3, seed=r.parameters["seed"])
+    np.testing.assert_allclose(r.values, again.values, rtol=1e-9, atol=1e-13)
+
 def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch):
     """A mesh (high diameter): frontier advances split across workers, and asynchronous passes
     over streamed chunks, give the one-process depths and parents."""
@@ -104,10 +138,11 @@ def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fm
                           weight_dtype="float64", interval_size=2, chunk_arcs=4, progress=False)
     r = ooc_graph.submit(client, algo, G, workers=3, **params).result(timeout=120)
     want = read_expected(ldbc / expected)
-    got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "pagerank": "values"}[algo])
+    got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "cdlp": "labels",
+                     "pagerank": "values"}[algo])
     assert set(got) == set(want)
     for v, text in want.items():
-        if algo in ("bfs", "wcc"):
+        if algo in ("bfs", "wcc", "cdlp"):
             assert got[v] == int(text), v
         elif algo == "sssp":
             assert got[v] == pytest.approx(float(text), rel=1e-9) if text != "Infinity" else np.isinf(got[v]), v
@@ -271,3 +306,22 @@ def test_a_graph_too_big_for_one_gpu_budget_fits_two(tmp_path):
     assert np.abs(one.values - two.values).sum() <= 1e-12
     # Two GPUs copied each chunk once; one GPU copied what its cache could not hold at every pass.
     assert one.stats["bytes_to_device"] > 2 * two.stats["bytes_to_device"], (one.stats, two.stats)
+
+
+@pytest.mark.multigpu
+@pytest.mark.parametrize("seed", range(2))
+def test_operator_algorithms_on_two_gpus(tmp_path, seed):
+    """The edge_map algorithms on two GPUs (dask-cuda, NCCL) give the one-GPU answers, streamed too."""
+    rng = np.random.default_rng(950 + seed)
+    n = int(rng.integers(50, 1500))
+    src, dst, w = random_edges(rng, n=n, m=6 * n, weighted=seed == 0)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed == 0, num_vertices=n,
+                          interval_size=128, chunk_arcs=1024, progress=False)
+    for algo, kw in OPERATOR_ALGORITHMS:
+        kw = dict(kw, seed=seed) if algo.startswith("betweenness") else kw
+        local = getattr(ooc_graph, algo)(G, device="gpu", **kw)
+        for budget in (None, 6 * 8 * n + 3 * 1024 * 24 + 4096):
+            dist = getattr(ooc_graph, algo)(G, gpus=[0, 1], device_memory=budget, **kw)
+            assert dist.device == "gpu" and dist.stats["workers"] == 2
+            for name, a in local.arrays().items():
+                np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")

@@ -12,6 +12,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 @pytest.mark.parametrize("script,args,expect", [
     ("quickstart.py", ["--device", "cpu"], "stored results: ['wcc']"),
     ("custom_algorithm.py", ["--device", "cpu"], "90,000 vertices reached"),
+    ("edge_map_algorithm.py", ["--device", "cpu", "--memory", "200KiB", "--check"], "check: same widths"),
+    pytest.param("edge_map_algorithm.py", ["--device", "gpu", "--check"], "check: same widths",
+                 marks=pytest.mark.gpu, id="edge_map_algorithm.py-gpu"),
     ("dask_cluster.py", ["--scale", "10"], "stored results: pagerank_job"),
     ("friendster.py", ["--scale", "9", "--device", "cpu"], "wcc (2 CPU workers)"),
     ("twitter.py", ["--scale", "9", "--edge-factor", "8", "--device", "cpu"], "bfs (1 process)"),
@@ -23,7 +26,24 @@ def test_example_runs(script, args, expect, tmp_path):
     assert expect in r.stdout
 
 
-@pytest.mark.parametrize("script", ["dask_cluster.py", "friendster.py", "twitter.py"])
+@pytest.mark.parametrize("script", ["dask_cluster.py", "friendster.py", "twitter.py", "edge_map_algorithm.py"])
 def test_example_help(script):
     r = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "usage" in r.stdout
+
+
+def test_edge_map_example_on_a_directed_store(tmp_path):
+    """The example's widest paths on a directed weighted store with unreachable vertices, streamed."""
+    import numpy as np
+
+    import ooc_graph
+    rng = np.random.default_rng(5)
+    edges = np.column_stack([rng.integers(0, 300, 900), rng.integers(0, 300, 900), rng.random(900)])
+    store = tmp_path / "d.h5"
+    ooc_graph.convert(edges, store, weighted=True, num_vertices=320, interval_size=32, chunk_arcs=64,
+                      progress=False).close()
+    r = subprocess.run([sys.executable, str(EXAMPLES / "edge_map_algorithm.py"), str(store), "--source", "7",
+                        "--device", "cpu", "--memory", "80KiB", "--check"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "check: same widths" in r.stdout and "widest paths from 7" in r.stdout

@@ -82,3 +82,21 @@ class Run:
             # lock, which would make other processes' saves wait. The next read reopens it.
             self.graph.detach()
         return result
+
+
+def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, nonzero: bool = True) -> np.ndarray:
+    """n floats from ``{original vertex id: value}`` (vertices not named: 0), an array of n, or
+    ``default`` everywhere when ``values`` is None; checked before any chunk is read."""
+    n = graph.num_vertices
+    if values is None:
+        return np.full(n, float(default))
+    if isinstance(values, dict):
+        x = np.zeros(n)
+        for v, value in values.items():
+            x[graph.vertex_id(v)] = float(value)
+    else:
+        x = np.asarray(values, dtype=np.float64)
+    if x.shape != (n,) or not np.isfinite(x).all() or (nonzero and n and not x.any()):
+        raise ParameterError(f"{name} must be {n} finite values{' not all zero' if nonzero else ''}, "
+                             f"or a dict of them by vertex id")
+    return x

@@ -123,3 +123,58 @@ class WCCResult(Result):
 
 
 UNREACHABLE = np.iinfo(np.int64).max
+
+
+@dataclass
+class CentralityResult(Result):
+    """One score per vertex (Katz, eigenvector, betweenness centrality)."""
+
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
+
+
+@dataclass
+class HITSResult(Result):
+    """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
+
+    hubs: np.ndarray = None
+    authorities: np.ndarray = None
+    _arrays: tuple = ("hubs", "authorities")
+
+
+@dataclass
+class CDLPResult(Result):
+    """``labels[v]``: v's community label (an original vertex id) after label propagation."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_communities(self) -> int:
+        return int(np.unique(self.labels).size)
+
+
+@dataclass
+class CoreResult(Result):
+    """``core[v]``: the largest k such that v belongs to the k-core."""
+
+    core: np.ndarray = None
+    _arrays: tuple = ("core",)
+
+    def k_core(self, k: int | None = None) -> np.ndarray:
+        """Original ids of the vertices of the k-core (default: the main core, the largest k)."""
+        if k is None:
+            k = int(self.core.max()) if self.core.size else 0
+        return self.vertices[self.core >= k]
+
+
+@dataclass
+class SCCResult(Result):
+    """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_components(self) -> int:
+        return int(np.unique(self.labels).size)

@@ -10,7 +10,7 @@ from ooc_graph.errors import ParameterError
 
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int
+from ._common import Run, as_graph, check_positive_int, initial_vector
 from ._result import PageRankResult
 
 __all__ = ["pagerank"]
@@ -21,8 +21,8 @@ MODES = ("networkx", "graphalytics")
 @distributable
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
-             profile: bool = False, store=False) -> PageRankResult:
-    """PageRank of every vertex; edge weights are ignored.
+             profile: bool = False, store=False, weight=None) -> PageRankResult:
+    """PageRank of every vertex, on arc weights if ``weight`` is given.
 
     Parameters
     ----------
@@ -36,12 +36,19 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     max_iter : int
         ``mode="networkx"``: the iteration limit (the result says ``converged=False`` if reached);
         ``mode="graphalytics"``: the exact number of iterations.
-    personalization : array of n non-negative floats, optional
-        Teleport distribution (normalised here); also where dangling mass goes, as in networkx.
+    personalization : dict or array, optional
+        Teleport distribution (normalised here); also where dangling mass goes, as in networkx:
+        ``{vertex id: weight}`` in original vertex ids (vertices not named get 0), or an array of
+        n non-negative values in internal order.
     mode : {"networkx", "graphalytics"}
         ``networkx``: dangling mass and teleport as networkx defines them. ``graphalytics`` follows
         the LDBC specification: fixed iterations, dangling mass spread evenly over all vertices, no
         personalization.
+    weight : str, optional
+        ``mode="networkx"`` only, as networkx: None ignores weights; a name (``"weight"``; the store keeps one weight per
+        arc, whatever its name) makes each vertex share its rank among its out-arcs in proportion
+        to their weights (every weight is 1 on an unweighted store). Vertices whose out-arcs
+        weigh 0 in all are dangling.
     memory, device, device_memory, profile, store
         Host budget (``"4GB"``), ``"cpu"``/``"gpu"``/``"auto"``, GPU budget, whether to wait for
         the device after every pass so ``result.passes`` times each exactly, and whether (or under
@@ -66,12 +73,14 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     max_iter = check_positive_int("max_iter", max_iter)
     g = as_graph(G)
     n = g.num_vertices
+    if weight is not None and not isinstance(weight, str):
+        raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
+    if weight is not None and mode == "graphalytics":
+        raise ParameterError("weight is not part of the Graphalytics PageRank definition (use mode='networkx')")
     if personalization is not None:  # validated before any chunk is read
         if mode == "graphalytics":
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
-        p = np.asarray(personalization, dtype=np.float64)
-        if p.shape != (n,) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
-            raise ParameterError(f"personalization must be {n} non-negative finite values with a positive sum")
+        p = _personalization(g, personalization)
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
               outputs=(np.float64,))
     eng = run.engine
@@ -79,8 +88,12 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
     # personalization), the personalization or uniform in networkx mode.
     p = xp.asarray(p / p.sum()) if personalization is not None else 1.0 / max(n, 1)
-    outdeg = eng.vertex_array("out_degree", np.float64)  # kept on the device between calls
-    inv = xp.where(outdeg == 0, 0.0, 1.0 / xp.maximum(outdeg, 1.0))
+    if weight is None or not g.weighted:
+        outdeg = eng.vertex_array("out_degree", np.float64)  # kept on the device between calls
+    else:  # the out-arc weights of every vertex: one pass against the arcs
+        outdeg = eng.edge_map("w", direction="out")
+    inv = xp.where(outdeg == 0, 0.0, 1.0 / xp.where(outdeg == 0, 1.0, outdeg))
+    f = "src * w" if weight is not None and g.weighted else "src"
     x = xp.full(n, 1.0 / max(n, 1))
     contrib = x * inv  # x[u] / out_degree(u): what u sends along each out-arc
     y = xp.empty(n, dtype=np.float64)
@@ -92,7 +105,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     converged, it = n == 0, 0
     while not converged and it < max_iter:
         it += 1
-        eng.pull_sum(contrib, out=y, gather=False)
+        y[mine] = 0.0
+        eng.edge_map(f, contrib, out=y, gather=False)  # the pull: Σ over in-arcs of contrib[u] (* w)
         sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
                                contrib[mine])
         eng.gather(contrib, wait=False)  # queued: the sums below wait for it
@@ -105,5 +119,14 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     if mode == "graphalytics":
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
-              "personalized": personalization is not None}
+              "personalized": personalization is not None, "weight": weight}
     return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x))
+
+
+def _personalization(g, personalization) -> np.ndarray:
+    """The teleport weights as n floats: from ``{original id: weight}`` or an array."""
+    p = initial_vector(g, personalization, "personalization", nonzero=False)
+    if (p < 0).any() or p.sum() <= 0:
+        raise ParameterError(f"personalization must be {g.num_vertices} non-negative finite values with a "
+                             f"positive sum, or a dict of them by vertex id")
+    return p

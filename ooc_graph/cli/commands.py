@@ -103,7 +103,7 @@ def run(a) -> int:
     _check_out(a.out)
     kwargs = algorithm_kwargs(a)
     common = dict(memory=a.memory, device_memory=a.device_memory, profile=bool(a.profile))
-    progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm == "pagerank" else None,
+    progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm in ("pagerank", "cdlp") else None,
                         enabled=not a.quiet)
     client, device = _client(a)
     if client is not None:  # a job on a cluster: rank 0 saves into the store; progress polled

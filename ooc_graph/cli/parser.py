@@ -31,16 +31,41 @@ class Option:
 _SOURCE = Option("--source", int, "source vertex (an original vertex id)", required=True)
 _EXECUTION = Option("--execution", str, "iterate loaded chunks to local convergence (async), never (sync) "
                     "or once a streamed traversal needs many passes (auto)", "auto", ("auto", "sync", "async"))
-# The options each algorithm takes on the command line (its keyword arguments, same names).
+_TOL = Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6)
+_WEIGHT = Option("--weight", str, "use the arc weights (as networkx's weight=; any name: a store keeps one "
+                 "weight per arc), e.g. --weight weight")
+
+
+def _max_iter(default: int) -> Option:
+    return Option("--max-iter", int, "iteration limit (the result says whether it converged)", default)
+
+
+# The options each algorithm takes on the command line (its keyword arguments, same names);
+# type bool gives a --x/--no-x pair.
 ALGORITHM_OPTIONS = {
     "pagerank": [Option("--alpha", float, "damping factor, in (0, 1]", 0.85),
                  Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6),
                  Option("--max-iter", int, "iteration limit (graphalytics mode: the exact count)", 100),
                  Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx",
-                        ("networkx", "graphalytics"))],
+                        ("networkx", "graphalytics")), _WEIGHT],
     "bfs": [_SOURCE, _EXECUTION],
     "sssp": [_SOURCE, _EXECUTION],
     "wcc": [],
+    "hits": [_max_iter(100), Option("--tol", float, "stop when the L1 change of the hubs falls below this", 1e-8),
+             Option("--normalized", bool, "scale hubs and authorities to sum 1", True)],
+    "katz_centrality": [Option("--alpha", float, "attenuation (below 1 / the largest eigenvalue converges)", 0.1),
+                        Option("--beta", float, "the value every vertex adds each iteration", 1.0),
+                        _max_iter(1000), _TOL, Option("--normalized", bool, "scale to unit Euclidean norm", True),
+                        _WEIGHT],
+    "eigenvector_centrality": [_max_iter(100), _TOL, _WEIGHT],
+    "cdlp": [Option("--max-iter", int, "the exact number of label propagation iterations", 10)],
+    "core_number": [],
+    "scc": [],
+    "betweenness_centrality": [
+        Option("--k", int, "sample this many sources (default: every vertex, exact)"),
+        Option("--seed", int, "seed of the source sample, as networkx's"),
+        Option("--normalized", bool, "divide by the number of vertex pairs, as networkx", True),
+        Option("--endpoints", bool, "count the path ends too", False)],
 }
 
 
@@ -132,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         a = algos.add_parser(name, help=_summary(ALGORITHMS[name]))
         a.add_argument("store", help="the graph store (.h5)")
         for o in options:
+            if o.type is bool:
+                a.add_argument(o.flag, action=argparse.BooleanOptionalAction, default=o.default,
+                               help=f"{o.help} (default: {o.flag if o.default else '--no-' + o.flag[2:]})")
+                continue
             a.add_argument(o.flag, type=o.type, default=o.default, choices=o.choices, required=o.required,
                            help=o.help + ("" if o.default is None else " (default: %(default)s)"))
         run_options(a)
@@ -160,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _summary(fn) -> str:
     doc = (getattr(fn, "__doc__", "") or "").strip()
-    return doc.split("\n")[0].rstrip(".") if doc else ""
+    return doc.split("\n")[0].rstrip(".").replace("``", "") if doc else ""
 
 
 def algorithm_kwargs(a) -> dict:

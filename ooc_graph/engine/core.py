@@ -449,3 +449,30 @@ class Engine(ChunkStream):
         parent[parent == n] = -1
         parent[root] = -1
         return parent
+
+    # -- the general edge operator (engine/edge_map.py) -----------------------------------------
+    def edge_map(self, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, frontier=None,
+                 direction: str = "in", gather: bool = True):
+        """Combine ``f(x[u], x_dst[v], w)`` over arcs u→v into ``out[v]`` with ``monoid``; one pass.
+
+        ``f`` is an expression over ``src``, ``dst`` and ``w`` (the arc weight; 1 on an unweighted
+        graph) such as ``"src * w"``, ``"1"`` or ``"min(src, dst)"``, or a name of
+        :data:`~ooc_graph.engine.expression.LIBRARY` (``copy_src``, ``mul_w``, ``plus_w``, ``one``,
+        ...): arithmetic, comparisons, ``and``/``or``/``not``, ``min``, ``max``, ``abs`` and
+        ``where(c, a, b)`` only. ``monoid`` is ``sum``, ``min``, ``max``, ``or`` (1 where any ``f``
+        is non-zero) or ``most_frequent`` (the most frequent ``f`` over the arcs into v, ties to
+        the smallest; vertices without such arcs keep ``out``'s value). ``x_dst`` defaults to ``x``.
+
+        ``out`` (n values) is combined into as it is; by default a new array of the monoid's
+        identity (float64; uint8 for ``or``; a copy of ``x_dst`` for ``most_frequent``).
+        ``frontier`` (a mask or vertex ids) restricts the pass to arcs whose source is in it and
+        skips chunks without such a source (a frontier with few arcs is advanced over the CSR
+        instead, on the CPU in one process). ``direction``: ``"in"`` along the arcs, ``"out"``
+        against them (into each arc's source; streams the out-CSR), ``"both"`` (on an undirected
+        graph all three are one pass). ``gather=False`` leaves the other workers' ranges of
+        ``out`` unset in a distributed run (only :attr:`owned` is valid). Returns ``out``.
+        See :mod:`.edge_map` for what streams and how ``most_frequent`` spans chunks.
+        """
+        from .edge_map import edge_map
+        return edge_map(self, f, x, monoid=monoid, out=out, x_dst=x_dst, frontier=frontier,
+                        direction=direction, gather=gather)
