@@ -105,8 +105,11 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     converged, it = n == 0, 0
     while not converged and it < max_iter:
         it += 1
-        y[mine] = 0.0
-        eng.edge_map(f, contrib, out=y, gather=False)  # the pull: Σ over in-arcs of contrib[u] (* w)
+        if f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
+            eng.pull_sum(contrib, out=y, gather=False)  # the tuned kernel (source-blocked on a GPU)
+        else:
+            y[mine] = 0.0
+            eng.edge_map(f, contrib, out=y, gather=False)
         sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
                                contrib[mine])
         eng.gather(contrib, wait=False)  # queued: the sums below wait for it
