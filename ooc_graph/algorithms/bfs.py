@@ -46,5 +46,5 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     reached = xp.isfinite(depth)
     out = xp.where(reached, depth, 0).astype(np.int64)
     out[~reached] = UNREACHABLE
-    return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
+    return run.finish(BFSResult, "bfs", {"source": source if isinstance(source, str) else int(source), "execution": execution}, levels, True, store,
                       depth=eng.to_host(out), parent=eng.to_host(parent))

@@ -46,5 +46,5 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     dist[s] = 0.0
     passes = eng.propagate_min(dist, plus=plus, frontier=[s], execution=execution)
     parent = eng.tight_parents(dist, plus=plus, root=s)
-    return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
+    return run.finish(SSSPResult, "sssp", {"source": source if isinstance(source, str) else int(source), "execution": execution}, passes, True, store,
                       distance=eng.to_host(dist), parent=eng.to_host(parent))

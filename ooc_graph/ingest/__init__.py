@@ -22,17 +22,27 @@ def _python_source(obj, directed):
     mod = type(obj).__module__ or ""
     if mod.startswith("networkx"):
         nodes = list(obj.nodes())
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in nodes):
+        strings = bool(nodes) and all(isinstance(v, str) for v in nodes)
+        if not strings and not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in nodes):
             bad = next(v for v in nodes if not isinstance(v, (int, np.integer)) or isinstance(v, bool))
-            raise InputError(f"networkx node labels must be integers (got {bad!r}); relabel with "
-                             "networkx.convert_node_labels_to_integers first")
+            raise InputError(f"networkx node labels must be all integers or all strings (got {bad!r}); relabel "
+                             "with networkx.convert_node_labels_to_integers first")
         edges = list(obj.edges(data="weight"))
         weighted = any(w is not None for _, _, w in edges)
-        src = np.fromiter((u for u, _, _ in edges), np.int64, len(edges))
-        dst = np.fromiter((v for _, v, _ in edges), np.int64, len(edges))
+        if strings:
+            labels = sorted(nodes)
+            index = {v: i for i, v in enumerate(labels)}
+            ends = [(index[u], index[v]) for u, v, _ in edges]
+        else:
+            ends = [(u, v) for u, v, _ in edges]
+        src = np.fromiter((u for u, _ in ends), np.int64, len(edges))
+        dst = np.fromiter((v for _, v in ends), np.int64, len(edges))
         cols = (src, dst) if not weighted else (src, dst, np.array([1.0 if w is None else w for *_, w in edges]))
         source = array_source(cols, name="networkx graph")
-        source.labels = np.asarray(nodes, dtype=np.int64)
+        if strings:
+            source.string_labels, source.num_vertices = labels, len(labels)
+        else:
+            source.labels = np.asarray(nodes, dtype=np.int64)
         source.directed = obj.is_directed()
         return source
     if hasattr(obj, "tocoo") and hasattr(obj, "shape"):
@@ -46,9 +56,31 @@ def _python_source(obj, directed):
         source.num_vertices = coo.shape[0]
         return source
     if isinstance(obj, (np.ndarray, tuple, list)):
-        return array_source(obj)
+        return _string_array_source(obj) or array_source(obj)
     raise InputError(f"cannot convert an object of type {type(obj).__name__} (expected a path, a numpy "
                      "array, a (src, dst[, weight]) tuple, a scipy.sparse matrix or a networkx graph)")
+
+
+def _string_array_source(obj):
+    """A :class:`Source` for an (m, 2|3) array or a (src, dst[, weight]) tuple whose ids are
+    strings (sorted into the store's labels), else None."""
+    cols = [np.asarray(c) for c in obj] if isinstance(obj, (tuple, list)) else None
+    if cols is None:
+        arr = np.asarray(obj)
+        if arr.ndim != 2 or arr.shape[1] not in (2, 3) or arr.dtype.kind not in "USO":
+            return None
+        cols = [arr[:, i] for i in range(arr.shape[1])]
+    if len(cols) not in (2, 3) or not any(c.dtype.kind in "US" or (c.dtype.kind == "O" and c.size
+                                                                  and isinstance(c.flat[0], str))
+                                          for c in cols[:2]):
+        return None
+    ids = [c.astype(str) for c in cols[:2]]
+    labels = np.unique(np.concatenate(ids))
+    mapped = [np.searchsorted(labels, c) for c in ids]
+    source = array_source(tuple(mapped) + tuple(np.asarray(c, dtype=np.float64) for c in cols[2:]),
+                          name="array of string ids")
+    source.string_labels, source.num_vertices = labels.tolist(), len(labels)
+    return source
 
 
 def convert(source, out, *, format: str | None = None, directed: bool | None = None,
@@ -56,7 +88,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
             weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
-            workers: int | None = None, augment: bool = False):
+            workers: int | None = None, augment: bool = False, string_ids: bool | None = None,
+            header: bool | None = None):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -91,6 +124,15 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     augment : bool
         Also store WolfGraph's CEL augmentation (the arcs back into earlier sub-graphs, about half
         the arcs again on a random graph), which asynchronous BFS/SSSP relaxes with each chunk.
+    string_ids : bool, optional
+        ``edgelist``/``csv``: vertex ids are strings (usernames, URLs: any text without whitespace
+        or the delimiter). Default: when the first line's ids are not numbers. The store keeps
+        them (``G.labels``, sorted as Python sorts strings); ``source=`` and results use them.
+        The file is read twice and the ids are held in memory. networkx graphs with string nodes
+        and arrays of strings convert the same way.
+    header : bool, optional
+        ``csv``: whether the first line is a header. Default: with integer ids when it is not
+        numeric; with string ids always (as pandas reads a CSV).
 
     Returns
     -------
@@ -110,10 +152,13 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)
+        if string_ids and fmt not in ("edgelist", "csv"):
+            raise ParameterError(f"string_ids=True applies to edgelist and csv files (got format {fmt!r})")
         from ooc_graph._memory import budget
         # Readers hand over chunks of at most this many edges (16 bytes each, a few copies).
         chunk_edges = max(1024, budget(memory) // 256)
-        src = READERS[fmt](path, {"delimiter": delimiter, "chunk_edges": chunk_edges})
+        src = READERS[fmt](path, {"delimiter": delimiter, "chunk_edges": chunk_edges, "string_ids": string_ids,
+                                  "header": header})
         description = f"{fmt}:{path}"
     else:
         if format is not None:
@@ -130,12 +175,14 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         raise InputError(f"{description}: weighted=True but the input has no weights")
     if directed is None:
         directed = True if src.directed is None else src.directed
+    if src.string_labels is not None and (num_vertices is not None or relabel):
+        raise ParameterError(f"{description}: vertex ids are strings; num_vertices= and relabel=True do not apply")
 
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=num_vertices or src.num_vertices,
-                      labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
+                      labels=src.labels, relabel=None if src.string_labels is not None else relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
-                      workers=workers, augment=augment) as builder:
+                      workers=workers, augment=augment, string_labels=src.string_labels) as builder:
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
             builder.add(s, d, w if weighted else None, locate=locate)
         builder.finish()

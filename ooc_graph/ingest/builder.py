@@ -27,6 +27,7 @@ from ooc_graph.errors import InputError, ParameterError
 from ooc_graph.partitioning.cel import back_arcs, build_blocks, sort_arcs
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
+from ooc_graph.store.graph import encode_labels
 from ooc_graph.store.writer import AtomicFile, append, create_appendable, write_array
 
 log = logging.getLogger("ooc_graph.ingest")
@@ -94,6 +95,8 @@ class GraphBuilder:
     whose ids are already 0..n-1 (DIMACS, Matrix Market, generators). ``workers`` threads sort
     buckets at once (default: the cores, at most 8), sharing the memory budget. ``augment``
     also stores the CEL augmentation (``partitioning/FORMAT.md``) for asynchronous execution.
+    ``string_labels`` (strictly increasing strings) are the original ids of vertices 0..n-1 when
+    the input named vertices by strings: edges then arrive as positions in that list.
     """
 
     def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
@@ -101,13 +104,21 @@ class GraphBuilder:
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
                  weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
-                 augment: bool = False):
+                 augment: bool = False, string_labels=None):
         if weight_dtype not in WEIGHT_DTYPES:
             raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")
         if chunk_arcs is not None and int(chunk_arcs) < 1:
             raise ParameterError(f"chunk_arcs must be at least 1 (got {chunk_arcs!r})")
         if num_vertices is not None and int(num_vertices) < 0:
             raise ParameterError(f"num_vertices must be non-negative (got {num_vertices!r})")
+        self.string_labels = None
+        if string_labels is not None:  # edges come as positions in the list: ids 0..n-1, kept
+            if labels is not None or relabel:
+                raise ParameterError("string_labels replaces labels and relabelling (got labels or relabel=True)")
+            self.string_labels = list(string_labels)
+            if any(not a < b for a, b in zip(self.string_labels, self.string_labels[1:])):
+                raise ParameterError("string_labels must be strictly increasing")
+            num_vertices, relabel = len(self.string_labels), False
         self.path = Path(path)
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
@@ -410,6 +421,10 @@ class GraphBuilder:
             aug.finish((F.AUG_BLOCK_SRC, F.AUG_BLOCK_DST, F.AUG_BLOCK_OFFSETS))
         if labels is not None:
             write_array(h5, F.LABELS, labels.astype(np.int64))
+        if self.string_labels is not None:
+            data, offsets = encode_labels(self.string_labels)
+            write_array(h5, F.LABEL_BYTES, data)
+            write_array(h5, F.LABEL_OFFSETS, offsets)
         h5.create_group(F.RESULTS)
 
         loops = stats["self_loops"]

@@ -28,6 +28,7 @@ class Source:
     num_vertices: int | None = None     # ids are 0..n-1 after the reader's offset
     labels: np.ndarray | None = None    # an explicit vertex list
     info: dict = field(default_factory=dict)
+    string_labels: list | None = None   # string ids, sorted: the chunks' ids are positions in it
 
 
 def _text_edges(path: Path, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
@@ -41,12 +42,7 @@ def _text_edges(path: Path, *, cols=(2, 3), comments=b"#%", delimiter: bytes | N
             blk = Block(path, line0 + first_line - 1, raw, comments=comments, skip_prefix=skip_prefix)
             if not blk.data_lines.size:
                 continue
-            blk.check_columns(cols)
-            ncol = int(blk.counts[blk.data_lines[0]])
-            if (blk.counts[blk.data_lines] != ncol).any():
-                row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
-                raise InputError(f"expected {ncol} columns like the lines before, found "
-                                 f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row))
+            ncol = _columns(blk, cols, path)
             if ncol == 2:
                 vals = blk.numbers(np.int64).reshape(-1, 2)
                 src, dst, w = vals[:, 0], vals[:, 1], None
@@ -64,29 +60,135 @@ def _text_edges(path: Path, *, cols=(2, 3), comments=b"#%", delimiter: bytes | N
             yield src, dst, w, (lambda i, blk=blk: (path, blk.line_of(i)))
 
 
+def _columns(blk: Block, cols, path) -> int:
+    """The block's number of columns, one of ``cols`` and the same on every line."""
+    blk.check_columns(cols)
+    ncol = int(blk.counts[blk.data_lines[0]])
+    if (blk.counts[blk.data_lines] != ncol).any():
+        row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
+        raise InputError(f"expected {ncol} columns like the lines before, found "
+                         f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row))
+    return ncol
+
+
+def _string_edges(path: Path, f, *, delimiter: bytes | None, first_line: int = 1, block_bytes=BLOCK_BYTES):
+    """Chunks of (src, dst, w) from 'u v [w]' lines whose ids are any text without whitespace
+    (or the delimiter): ids as byte strings (NumPy ``S``), weights as float64."""
+    with f:
+        for line0, raw in blocks(f, block_bytes):
+            if delimiter:
+                raw = raw.replace(delimiter, b" ")
+            blk = Block(path, line0 + first_line - 1, raw)
+            if not blk.data_lines.size:
+                continue
+            ncol = _columns(blk, (2, 3), path)
+            tokens = blk.text().split()
+            w = None
+            if ncol == 3:
+                try:
+                    w = np.array(tokens[2::3]).astype(np.float64)
+                except ValueError:
+                    row = next(i for i, t in enumerate(tokens[2::3]) if not _is_number(t))
+                    raise InputError("not a valid number", path=path, line=blk.line_of(row),
+                                     value=tokens[2 + 3 * row].decode(errors="replace")) from None
+            yield (np.array(tokens[0::ncol]), np.array(tokens[1::ncol]), w,
+                   (lambda i, blk=blk: (path, blk.line_of(i))))
+
+
+def _is_number(token: bytes) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
+
+
+def _string_source(read, path: Path) -> Source:
+    """Edges with string ids: one pass over ``read()`` collects the ids (sorted by their UTF-8
+    bytes, which is Python's order of the strings), a second maps them to positions."""
+    parts, held = [], 0
+    for s, d, _, _ in read():
+        parts.append(np.unique(np.concatenate([s, d])))
+        held += len(parts[-1])
+        if len(parts) > 8 or held > 1 << 22:
+            parts = [np.unique(np.concatenate(parts))]
+            held = len(parts[0])
+    ids = np.unique(np.concatenate(parts)) if parts else np.zeros(0, "S1")
+    try:
+        labels = [v.decode("utf-8") for v in ids.tolist()]
+    except UnicodeDecodeError as err:
+        raise InputError("vertex id is not UTF-8 text", path=path, value=err.object) from None
+
+    def chunks():
+        for s, d, w, locate in read():
+            yield np.searchsorted(ids, s), np.searchsorted(ids, d), w, locate
+    return Source(chunks(), num_vertices=len(labels), string_labels=labels, info={"string_ids": True})
+
+
+def _first_lines(path: Path, delimiter: bytes | None, count: int, comments=b"#%") -> list:
+    """The tokens of the first ``count`` lines holding data (comment lines skipped)."""
+    out = []
+    with open_binary(path) as f:
+        for line in f:
+            tokens = (line.replace(delimiter, b" ") if delimiter else line).split()
+            if tokens and tokens[0][:1] not in [comments[i:i + 1] for i in range(len(comments))]:
+                out.append(tokens)
+                if len(out) == count:
+                    break
+    return out
+
+
 def _block_bytes(opts):
     """Text read per block: ~8 bytes per edge of the chunk budget, at most 64 MiB."""
     return int(min(BLOCK_BYTES, max(4096, 8 * opts.get("chunk_edges", BLOCK_BYTES))))
 
 
+def _numeric(tokens) -> bool:
+    return all(_NUMBER.fullmatch(t) for t in tokens)
+
+
+_NUMBER = re.compile(rb"[-+]?[0-9.eE+-]+")
+
+
 def read_edgelist(path: Path, opts: dict) -> Source:
-    """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments."""
+    """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments. Ids are
+    integers, or strings (``string_ids``; by default when the first line's ids are not numbers)."""
     delim = opts.get("delimiter")
-    return Source(_text_edges(path, delimiter=delim.encode() if delim else None, block_bytes=_block_bytes(opts)))
+    delim = delim.encode() if delim else None
+    strings = opts.get("string_ids")
+    if strings is None:
+        first = _first_lines(path, delim, 1)
+        strings = bool(first) and not _numeric(first[0][:2])
+    if strings:
+        return _string_source(lambda: _string_edges(path, open_binary(path), delimiter=delim,
+                                                    block_bytes=_block_bytes(opts)), path)
+    return Source(_text_edges(path, delimiter=delim, block_bytes=_block_bytes(opts)))
 
 
 def read_csv(path: Path, opts: dict) -> Source:
-    """Comma (or ``delimiter``) separated 'u,v[,w]'; a non-numeric first line is a header."""
+    """Comma (or ``delimiter``) separated 'u,v[,w]'. Integer ids: a non-numeric first line is a
+    header. String ids (``string_ids``; by default when the first two lines' ids are not numbers):
+    the first line is a header, as pandas reads a CSV, unless ``header=False``."""
     delim = (opts.get("delimiter") or ",").encode()
-    f = open_binary(path)
-    first = f.readline()
-    tokens = first.replace(delim, b" ").split()
-    is_header = bool(tokens) and not all(re.fullmatch(rb"[-+]?[0-9.eE+-]+", t) for t in tokens)
-    if not is_header:
-        f.close()
+    head = _first_lines(path, delim, 2, comments=b"")
+    strings, header = opts.get("string_ids"), opts.get("header")
+    if strings is None:
+        strings = len(head) > 0 and not _numeric(head[0][:2]) and (len(head) == 1 or not _numeric(head[1][:2]))
+    if header is None:
+        header = strings or (bool(head) and not _numeric(head[0]))
+    first = 2 if header else 1
+
+    def opened():
         f = open_binary(path)
-    return Source(_text_edges(path, delimiter=delim, f=f, first_line=2 if is_header else 1),
-                  info={"header": first.decode(errors="replace").strip() if is_header else None})
+        if header:
+            f.readline()
+        return f
+    info = {"header": delim.join(head[0]).decode(errors="replace") if header and head else None}
+    if strings:
+        source = _string_source(lambda: _string_edges(path, opened(), delimiter=delim, first_line=first), path)
+        source.info.update(info)
+        return source
+    return Source(_text_edges(path, delimiter=delim, f=opened(), first_line=first), info=info)
 
 
 _MM = re.compile(rb"%%MatrixMarket\s+(\w+)\s+(\w+)\s+(\w+)\s+(\w+)", re.I)
