@@ -1,10 +1,18 @@
-"""Result objects: values indexed by vertex id, plus how the run went."""
+"""Result objects: values indexed by vertex id, plus how the run went.
+
+The arrays are indexed by internal vertex id (0..n-1). ``vertices``, ``to_dict``, ``to_pandas``
+and ``to_arrow`` speak original ids: the store's labels (integers or strings), and arrays whose
+values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no vertex" as
+``None`` / a null (not -1: -1 can be an original id).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ooc_graph.errors import ParameterError
 
 
 @dataclass
@@ -21,6 +29,8 @@ class Result:
     graph: object = field(default=None, repr=False)
 
     _arrays: tuple = ()
+    # Arrays whose values are internal vertex ids (-1: none), mapped to original ids on the way out.
+    _vertex_arrays: tuple = ()
 
     @property
     def bytes_read(self) -> int:
@@ -36,10 +46,64 @@ class Result:
     def arrays(self) -> dict:
         return {name: getattr(self, name) for name in self._arrays}
 
+    def _vertex_valued(self) -> tuple:
+        return self._vertex_arrays
+
+    def column(self, name: str):
+        """``(values, missing)``: array ``name`` as the outside sees it. Arrays of vertices hold
+        original ids and ``missing`` marks where there is no vertex (else ``missing`` is None)."""
+        if name not in self._arrays:
+            raise ParameterError(f"{self.algorithm} result has no array {name!r} (valid: {', '.join(self._arrays)})")
+        values = getattr(self, name)
+        if name not in self._vertex_valued():
+            return values, None
+        missing = values < 0
+        return self.vertices[np.where(missing, 0, values)], missing
+
+    def columns(self) -> dict:
+        """``{"vertex": (original ids, None), name: (values, missing), ...}``, as :meth:`column`."""
+        return {"vertex": (self.vertices, None)} | {name: self.column(name) for name in self._arrays}
+
     def to_dict(self, name: str | None = None) -> dict:
-        """``{original vertex id: value}`` of one array (the first by default)."""
-        values = getattr(self, name or self._arrays[0])
-        return dict(zip(self.vertices.tolist(), values.tolist()))
+        """``{original vertex id: value}`` of one array (the first by default); in an array of
+        vertices (``parent``) the values are original ids and ``None`` where there is none."""
+        values, missing = self.column(name or self._arrays[0])
+        values = values.tolist()
+        if missing is not None:
+            values = [None if m else v for v, m in zip(values, missing.tolist())]
+        return dict(zip(self.vertices.tolist(), values))
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array
+        (cuGraph's layout). Arrays of vertices hold original ids, ``<NA>`` where there is none
+        (a nullable ``Int64`` column, or strings). Needs pandas (``pip install 'ooc-graph[dataframe]'``)."""
+        try:
+            import pandas as pd
+        except ImportError as err:
+            raise ParameterError("to_pandas() needs pandas: pip install 'ooc-graph[dataframe]'") from err
+        data = {}
+        for name, (values, missing) in self.columns().items():
+            if missing is not None and values.dtype.kind in "iu":
+                values = pd.arrays.IntegerArray(values.astype(np.int64), missing)
+            elif missing is not None:
+                values = pd.array(np.where(missing, None, values).tolist(), dtype="string")
+            data[name] = values
+        return pd.DataFrame(data)
+
+    def to_arrow(self):
+        """A ``pyarrow.Table`` with the columns of :meth:`to_pandas`; nulls where an array of
+        vertices has none. Needs pyarrow (``pip install 'ooc-graph[dataframe]'``)."""
+        try:
+            import pyarrow as pa
+        except ImportError as err:
+            raise ParameterError("to_arrow() needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+        columns = {}
+        for name, (values, missing) in self.columns().items():
+            if values.dtype.kind == "O":
+                columns[name] = pa.array(values.tolist(), type=pa.string(), mask=missing)
+            else:
+                columns[name] = pa.array(values, mask=missing)
+        return pa.table(columns)
 
     def summary(self) -> str:
         arcs = self.stats.get("arcs_processed", 0)
@@ -81,11 +145,13 @@ class PageRankResult(Result):
 @dataclass
 class BFSResult(Result):
     """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
-    ``parent`` is -1 for the source and unreachable vertices."""
+    ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
+    ``to_pandas`` and ``to_arrow`` give original ids, and None / null there."""
 
     depth: np.ndarray = None
     parent: np.ndarray = None
     _arrays: tuple = ("depth", "parent")
+    _vertex_arrays: tuple = ("parent",)
 
     @property
     def reachable(self) -> np.ndarray:
@@ -94,19 +160,27 @@ class BFSResult(Result):
 
 @dataclass
 class SSSPResult(Result):
-    """``distance`` is ``inf`` where no path exists; ``parent`` is -1 for the source and those."""
+    """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
+    source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
+    null there."""
 
     distance: np.ndarray = None
     parent: np.ndarray = None
     _arrays: tuple = ("distance", "parent")
+    _vertex_arrays: tuple = ("parent",)
 
 
 @dataclass
 class WCCResult(Result):
-    """``labels[v]`` is the smallest vertex id of v's weakly connected component."""
+    """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
+    except in a store with string ids, where it is the component's first internal id (the
+    smallest string; ``to_dict``, ``to_pandas`` and ``to_arrow`` give the string)."""
 
     labels: np.ndarray = None
     _arrays: tuple = ("labels",)
+
+    def _vertex_valued(self) -> tuple:
+        return ("labels",) if self.graph is not None and self.graph.string_labels else ()
 
     @property
     def num_components(self) -> int:
