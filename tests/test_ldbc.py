@@ -11,7 +11,7 @@ CASES = []
 for d, directed, source in (("directed", True, 1), ("undirected", False, 2)):  # the example graphs' sources
     base = f"example/example-{d}"
     for algo, params in (("bfs", {"source": source}), ("sssp", {"source": source}), ("wcc", {}),
-                         ("pagerank", {"mode": "graphalytics", "max_iter": 2})):
+                         ("pagerank", {"mode": "graphalytics", "max_iter": 2}), ("lcc", {})):
         suffix = {"pagerank": "PR"}.get(algo, algo.upper())
         CASES.append((f"example-{d}-{algo}", f"{base}.e", "ldbc", directed, algo, params, f"{base}-{suffix}"))
 for short, directed in (("dir", True), ("undir", False)):
@@ -21,6 +21,7 @@ for short, directed in (("dir", True), ("undir", False)):
         (f"pr-{short}", f"pr/{short}-input", "adj", directed, "pagerank", {"mode": "graphalytics", "max_iter": 26},
          f"pr/{short}-output"),
         (f"sssp-{short}", f"sssp/{short}-input.e", "ldbc", directed, "sssp", {"source": 1}, f"sssp/{short}-output"),
+        (f"lcc-{short}", f"lcc/{short}-input", "adj", directed, "lcc", {}, f"lcc/{short}-output"),
     ]
 
 
@@ -42,7 +43,8 @@ def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params
                           progress=False)
     r = getattr(ooc_graph, algo)(G, device=device, **params)
     want = read_expected(ldbc / expected)
-    got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "pagerank": "values"}[algo])
+    got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "pagerank": "values",
+                     "lcc": "values"}[algo])
     assert set(got) == set(want)
     for v, text in want.items():
         if algo == "bfs":
@@ -52,5 +54,7 @@ def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params
             assert got[v] == int(text), v
         elif algo == "sssp":
             assert got[v] == pytest.approx(float(text), rel=1e-9) if text != "Infinity" else np.isinf(got[v]), v
+        elif algo == "lcc":  # expected values are printed with 12 digits
+            assert got[v] == pytest.approx(float(text), rel=1e-9, abs=1e-11), v
         else:  # Graphalytics validates PageRank with a relative epsilon of 1e-4; hold it to 1e-6
             assert got[v] == pytest.approx(float(text), rel=1e-6), v

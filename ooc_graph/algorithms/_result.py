@@ -188,3 +188,23 @@ class WCCResult(Result):
 
 
 UNREACHABLE = np.iinfo(np.int64).max
+
+
+@dataclass
+class TriangleCountResult(Result):
+    """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
+
+    counts: np.ndarray = None
+    _arrays: tuple = ("counts",)
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) // 3
+
+
+@dataclass
+class LCCResult(Result):
+    """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
+
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
