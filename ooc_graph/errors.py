@@ -40,6 +40,10 @@ class FormatVersionError(StoreError):
     """The store was written with a format version this reader does not know."""
 
 
+class StoreBusyError(StoreError):
+    """Another process kept the store locked (open for reading, or writing) past the lock timeout."""
+
+
 class ParameterError(OocGraphError, ValueError):
     """An argument to a public function is out of range or not one of the valid choices."""
 
@@ -54,6 +58,11 @@ class JobError(OocGraphError):
 
 class JobCancelled(JobError):
     """A run or job was cancelled before it finished."""
+
+
+class ResultNotStoredWarning(UserWarning):
+    """A result could not go into its graph's store (locked, read-only or replaced) and was written
+    to a file beside it instead; the message names that file and the reason."""
 
 
 def choice(name: str, value, choices) -> ParameterError:

@@ -1,6 +1,5 @@
 """Budgets, the chunk cache and selective scheduling."""
 
-import json
 
 import numpy as np
 import pytest
@@ -177,7 +176,7 @@ def test_profile_traces_every_chunk(tmp_path, monkeypatch):
         assert 0 <= record["overlap_read_compute"] <= 1
         assert record["seconds_idle"] == pytest.approx(max(0.0, record["seconds"] - record["busy_compute"]))
     r.save("traced")
-    saved = json.loads(G.load_result("traced")["attrs"]["stats"])
+    saved = G.load_result("traced")["attrs"]["stats"]
     assert "timeline" not in saved and saved["per_pass"][0]["busy_compute"] > 0
 
 

@@ -173,3 +173,107 @@ def test_result_save_replaces_and_keeps_attrs(store):
     assert r["attrs"]["algorithm"] == "wcc" and "timestamp" in r["attrs"]
     G.close()
     assert ooc_graph.open(store).results() == ["wcc"]
+
+
+# -- metadata that contradicts the datasets ----------------------------------------------------------
+def _set(name, value):
+    def tamper(h5):
+        h5.attrs[name] = value
+    return tamper
+
+
+def _scale(name, factor):
+    def tamper(h5):
+        h5.attrs[name] = int(h5.attrs[name] * factor)
+    return tamper
+
+
+def _shrink(name):
+    def tamper(h5):
+        h5[name].resize((h5[name].shape[0] - 1,))
+    return tamper
+
+
+def _last_offset(h5):
+    h5["cel/block_offsets"][-1] -= 1
+
+
+def _flip_directed(h5):
+    h5.attrs["directed"] = not h5.attrs["directed"]
+
+
+def _del_attr(h5):
+    del h5.attrs["num_arcs"]
+
+
+TAMPERED = [  # (what, how, expected words in the error)
+    ("num_arcs halved", _scale("num_arcs", 0.5), ["num_arcs", "cel/src"]),
+    ("num_vertices off", _scale("num_vertices", 2), ["num_vertices", "vertex/in_degree"]),
+    ("format_version a string", _set("format_version", "1"), ["format_version", "not an integer"]),
+    ("format_version a float", _set("format_version", 1.0), ["format_version", "not an integer"]),
+    ("cel/dst shrunk", _shrink("cel/dst"), ["num_arcs", "cel/dst"]),
+    ("weighted flipped on", _set("weighted", True), ["weighted", "cel/weight", "missing"]),
+    ("chunk_arcs zero", _set("chunk_arcs", 0), ["chunk_arcs", "at least 1"]),
+    ("chunk_arcs negative", _set("chunk_arcs", -4), ["chunk_arcs", "-4"]),
+    ("chunk_arcs not the HDF5 chunk", _set("chunk_arcs", 3), ["chunk_arcs", "cel/src", "chunks of"]),
+    ("block offsets end early", _last_offset, ["num_arcs", "cel/block_offsets"]),
+    ("num_blocks off", _scale("num_blocks", 2), ["num_blocks", "cel/block_offsets"]),
+    ("directed flipped", _flip_directed, ["directed", "csr/in/indices"]),
+    ("interval_size changed", _set("interval_size", 2), ["interval_size", "cel/intervals"]),
+    ("num_edges off", _scale("num_edges", 3), ["num_edges"]),
+    ("local_id_dtype wrong", _set("local_id_dtype", "uint32"), ["local_id_dtype", "cel/src"]),
+    ("num_arcs missing", _del_attr, ["num_arcs", "missing"]),
+    ("augmented without cel_aug", _set("augmented", True), ["augmented", "cel_aug"]),
+    ("weighted a string", _set("weighted", "yes"), ["weighted", "not a boolean"]),
+]
+
+
+@pytest.mark.parametrize("what,tamper,words", TAMPERED, ids=[t[0] for t in TAMPERED])
+def test_tampered_store_is_one_clear_error(tmp_path, what, tamper, words):
+    path = tmp_path / "t.h5"
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 4], [1, 3], [5, 0]])
+    ooc_graph.convert(edges, path, interval_size=4, chunk_arcs=4, progress=False).close()
+    with h5py.File(path, "r+") as h5:
+        tamper(h5)
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as info:
+        ooc_graph.open(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message
+    for word in words:
+        assert word in message, (word, message)
+    assert path.read_bytes() == before  # untouched, and still readable as HDF5
+    with h5py.File(path, "r") as h5:
+        assert "cel/src" in h5
+
+
+def test_weighted_flipped_off_is_an_error(tmp_path):
+    path = tmp_path / "w.h5"
+    ooc_graph.convert((np.array([0, 1]), np.array([1, 2]), np.array([1.0, 2.0])), path, progress=False).close()
+    with h5py.File(path, "r+") as h5:
+        h5.attrs["weighted"] = False
+    with pytest.raises(StoreError, match="weighted = False contradicts dataset cel/weight"):
+        ooc_graph.open(path)
+
+
+def test_closed_graph_is_a_store_error(store):
+    G = ooc_graph.open(store)
+    G.close()
+    G.close()  # harmless
+    for call in (G.results, lambda: G.csr("out"), lambda: ooc_graph.pagerank(G, device="cpu"),
+                 lambda: G.read_cel(0, 1), lambda: G.load_result("x"), lambda: G.save_result("x", {}, {})):
+        with pytest.raises(StoreError, match="is closed"):
+            call()
+    assert "closed" in repr(G)
+
+
+def test_store_id_written_and_older_stores_get_one(store, tmp_path):
+    G = ooc_graph.open(store)
+    assert len(G.store_id) == 32 and G.attrs["store_id"] == G.store_id
+    other = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), tmp_path / "o.h5", progress=False)
+    assert other.store_id != G.store_id
+    G.close()
+    with h5py.File(store, "r+") as h5:
+        del h5.attrs["store_id"]
+    old = ooc_graph.open(store)
+    assert old.store_id.startswith("derived-") and old.store_id == ooc_graph.open(store).store_id

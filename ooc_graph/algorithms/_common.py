@@ -71,6 +71,10 @@ class Run:
                      stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
                                           "convergence": s.convergence, "timeline": s.timeline},
                      graph=self.graph, **arrays)
-        if store and current_placement() is None:  # a distributed job saves once, from the client
-            result.save(store if isinstance(store, str) else None)
+        if current_placement() is None:  # a distributed job saves once, from the client or rank 0
+            if store:
+                result.save(store if isinstance(store, str) else None)
+            # Let go of the file between calls (caches stay): an open graph holds HDF5's shared
+            # lock, which would make other processes' saves wait. The next read reopens it.
+            self.graph.detach()
         return result

@@ -27,6 +27,7 @@ class Result:
     device: str
     stats: dict = field(default_factory=dict)
     graph: object = field(default=None, repr=False)
+    saved: object = field(default=None, repr=False)  # where save() put it (a SavedResult)
 
     _arrays: tuple = ()
     # Arrays whose values are internal vertex ids (-1: none), mapped to original ids on the way out.
@@ -124,16 +125,24 @@ class Result:
         chunk, start, stop], ...]}`` with lanes read / copy / compute (:mod:`ooc_graph.engine.trace`)."""
         return self.stats.get("timeline", [])
 
-    def save(self, name: str | None = None) -> str:
-        """Store the arrays and run attributes in the graph's file under ``results/<name>``
-        (not the profiling timeline, which can be large)."""
-        name = name or self.algorithm
+    def save(self, name: str | None = None, *, lock_timeout=None):
+        """Store the arrays and run attributes in the graph's file under ``results/<name>`` (not
+        the profiling timeline, which can be large), and return where they went: a
+        :class:`~ooc_graph.store.results.SavedResult` (also kept as ``self.saved``).
+
+        Waits up to ``lock_timeout`` seconds (default ``$OOC_GRAPH_LOCK_TIMEOUT``, else 60) while
+        other processes have the store open. A store that stays locked, is read-only or was
+        replaced by another graph gets nothing: the result goes to ``<store>.<name>.result.h5``
+        beside it, ``saved.in_store`` is false, ``saved.reason`` says why, and a
+        :class:`~ooc_graph.errors.ResultNotStoredWarning` names the file.
+        """
+        name = self.algorithm if name is None else name
         stats = {k: v for k, v in self.stats.items() if k != "timeline"}
         attrs = {"algorithm": self.algorithm, "parameters": self.parameters, "iterations": self.iterations,
                  "converged": self.converged, "seconds": self.seconds, "device": self.device,
                  "stats": stats}
-        self.graph.save_result(name, self.arrays(), attrs)
-        return name
+        self.saved = self.graph.save_result(name, self.arrays(), attrs, lock_timeout=lock_timeout)
+        return self.saved
 
 
 @dataclass

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError
+from ooc_graph.errors import ParameterError, ResultNotStoredWarning
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -117,21 +118,34 @@ def run(a) -> int:
         store = False if a.no_store else (a.result_name or True)
         job = submit(client, a.algorithm, a.store, device=device, store=store, **common, **kwargs)
         print(f"submitted job {job.id} to {len(job.spec.workers)} workers ({job.spec.device})", file=sys.stderr)
-        r = progress.follow(job)
-        where = getattr(r, "saved", None)
-    else:
-        with open_graph(a.store) as G, progress:
+        _report(a, progress.follow(job))
+        return 0
+    with open_graph(a.store) as G:
+        if not a.no_store and a.result_name:
+            from ooc_graph.store.results import check_result_name
+            check_result_name(a.result_name)  # before computing, not after
+        with progress:
             r = ALGORITHMS[a.algorithm](G, device=device, **common, **kwargs)
-            where = None if a.no_store else r.save(a.result_name)
+        if not a.no_store:
+            with warnings.catch_warnings():  # said below in one line
+                warnings.simplefilter("ignore", ResultNotStoredWarning)
+                r.save(a.result_name)
+        _report(a, r)
+    return 0
+
+
+def _report(a, r) -> None:
+    """The run's summary, where its result went when not into the store, and the outputs."""
     print(r.summary())
-    if where and not isinstance(where, str):
-        print(f"result kept beside the store: {where}", file=sys.stderr)
+    saved = getattr(r, "saved", None)
+    if saved is not None and not getattr(saved, "in_store", True):
+        print(f"ooc-graph: result not stored in {a.store} ({saved.reason}); written to {saved.path}",
+              file=sys.stderr)
     if a.out:
         write_arrays(a.out, {"vertex": r.vertices, **r.arrays()})
     if a.profile:
         from ooc_graph.profile import plot_profile
         plot_profile(r, a.profile)
-    return 0
 
 
 def results(a) -> int:

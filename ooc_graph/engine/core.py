@@ -180,7 +180,7 @@ class Engine(ChunkStream):
                 before, ta = self.stats.as_dict(), time.perf_counter()
                 k.advance_min(indptr, indices, w, mine, state, plus, changed)
                 self._sync()
-                self.stats.record("advance", time.perf_counter() - ta, before, arcs=arcs)
+                self.stats.record("advance", time.perf_counter() - ta, before, arcs=arcs, clock=self.clock)
             else:
                 active = np.zeros(self._k, dtype=bool)
                 active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True

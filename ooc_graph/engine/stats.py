@@ -30,9 +30,13 @@ class Stats:
     def as_dict(self):
         return {k: v for k, v in self.__dict__.items() if k not in ("per_pass", "convergence", "timeline")}
 
-    def record(self, kind, seconds, before: dict, arcs=None, trace: PassTrace | None = None):
+    def record(self, kind, seconds, before: dict, arcs=None, trace: PassTrace | None = None,
+               clock: str = "host"):
         """Append a pass record: what moved since ``before`` (a snapshot of the counters); with a
-        ``trace`` (profiling) also the busy time of each lane and the overlap ratios."""
+        ``trace`` (profiling) also the busy time of each lane and the overlap ratios. ``clock``
+        says what the seconds measure: ``device`` (the pass waited for the device to finish: on
+        the CPU, or profiling on a GPU) or ``host`` (the time to issue the pass; the device may
+        still be working: only whole calls are device-complete then)."""
         moved = self.bytes_to_device - before["bytes_to_device"]
         self.per_pass.append({
             "kind": kind, "seconds": seconds,
@@ -41,7 +45,7 @@ class Stats:
             "arcs": self.arcs_processed - before["arcs_processed"] if arcs is None else arcs,
             "bytes_read": self.bytes_read - before["bytes_read"], "bytes_to_device": moved,
             "GBps_to_device": moved / seconds / 1e9 if seconds > 0 else 0.0,
-            "seconds_reading": self.seconds_reading - before["seconds_reading"],
+            "seconds_reading": self.seconds_reading - before["seconds_reading"], "clock": clock,
         })
         if trace is not None:
             spans = trace.resolve()

@@ -286,7 +286,7 @@ class ChunkStream:
             self.stats.chunks_skipped += len(self.bounds) - processed
         self._sync()
         self._trace = None
-        self.stats.record("pass", time.perf_counter() - t, before, trace=trace)
+        self.stats.record("pass", time.perf_counter() - t, before, trace=trace, clock=self.clock)
 
     def _whole_graph(self):
         """Every arc in one cache-blocked batch (the backend's ``source_blocked``), built once all
@@ -319,12 +319,18 @@ class ChunkStream:
         self.stats.arcs_processed += batch.num_arcs
         yield batch
         self._sync()
-        self.stats.record("pass", time.perf_counter() - t, before)
+        self.stats.record("pass", time.perf_counter() - t, before, clock=self.clock)
 
     def _reader_pool(self) -> ThreadPoolExecutor:
         if self._reader is None:
             self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ooc-graph-reader")
         return self._reader
+
+    @property
+    def clock(self) -> str:
+        """What pass seconds measure: ``device`` where passes end with the device idle (the CPU,
+        or a profiled GPU run), else ``host`` (the time to issue the pass)."""
+        return "device" if self.profile or self.backend.xp is np else "host"
 
     def _sync(self):
         """Wait for the device (only where per-pass timing asks for it: profiling)."""

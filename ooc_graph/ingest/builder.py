@@ -432,6 +432,7 @@ class GraphBuilder:
         seconds = time.perf_counter() - self._t0
         attrs = {
             "format": F.FORMAT_NAME, "format_version": F.FORMAT_VERSION,
+            "store_id": F.new_store_id(),
             "num_vertices": n, "num_arcs": num_arcs, "num_edges": num_edges,
             "directed": self.directed, "weighted": self.weighted,
             "id_dtype": gdt.name, "local_id_dtype": ldt.name,

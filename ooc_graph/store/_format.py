@@ -32,3 +32,28 @@ RESULTS = "results"
 
 DEFAULT_CHUNK_ARCS = 1 << 22       # 4 Mi arcs: 16 MiB per transfer chunk at 2 x uint16
 HDF5_CHUNK_ELEMENTS = 1 << 20      # chunk of the non-CEL datasets
+
+# Identity: the root attribute "store_id" (uuid4 hex, written at build time). Stores built before
+# it existed are identified by a digest of what their build recorded.
+STORE_ID = "store_id"
+# Attribute of the "results" group: bytes freed by replaced or dropped results that HDF5 will not
+# reuse (it tracks free space only while a file is open); compaction gives them back.
+UNUSED_BYTES = "unused_bytes"
+PARTIAL_PREFIX = ".partial-"
+
+
+def new_store_id() -> str:
+    import uuid
+    return uuid.uuid4().hex
+
+
+def store_identity(attrs) -> str:
+    """The store's ``store_id``, or for an older store a digest of ``built_by`` and its counts."""
+    sid = attrs.get(STORE_ID)
+    if sid:
+        return str(sid)
+    import hashlib
+    import json
+    basis = [str(attrs.get(k)) for k in ("built_by", "num_vertices", "num_arcs", "num_blocks", "chunk_arcs",
+                                          "directed", "weighted")]
+    return "derived-" + hashlib.sha256(json.dumps(basis).encode()).hexdigest()[:32]

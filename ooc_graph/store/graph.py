@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import json
-import time
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from ooc_graph.errors import FormatVersionError, ParameterError, StoreError
+from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
 from . import _format as F
-from .writer import write_array
+from . import locking
+from . import compact as C
+from . import results as R
+from ._validate import check_store
+from .locking import IO
 
 
-def open_graph(path) -> "Graph":
+def open_graph(path, *, lock_timeout=None) -> "Graph":
     """Open a graph store written by :func:`ooc_graph.convert` or :mod:`ooc_graph.generate`.
 
-    Raises :class:`~ooc_graph.errors.StoreError` when the file is missing, not a store, truncated
-    or corrupted, and :class:`~ooc_graph.errors.FormatVersionError` for an unknown format version.
+    Raises :class:`~ooc_graph.errors.StoreError` when the file is missing, not a store, truncated,
+    corrupted, or its attributes contradict its datasets; :class:`~ooc_graph.errors.FormatVersionError`
+    for an unknown format version; :class:`~ooc_graph.errors.StoreBusyError` when another process
+    writes to it for longer than ``lock_timeout`` seconds (default ``$OOC_GRAPH_LOCK_TIMEOUT``, else 60).
     """
-    return Graph(path)
+    return Graph(path, lock_timeout=lock_timeout)
 
 
 def encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
@@ -44,68 +50,95 @@ def decode_labels(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 class Graph:
-    """A graph in an HDF5 store. Arrays are read lazily; the edges are never loaded whole."""
+    """A graph in an HDF5 store. Arrays are read lazily; the edges are never loaded whole.
 
-    def __init__(self, path):
+    Any number of processes, and of graphs in one process, may have one store open. The store stays
+    open for reading (HDF5's shared lock) between reads; a write by this process (saving, dropping
+    or importing a result, compacting) closes the process's handles on the file, and each reopens
+    it on its next read, checking that it is still the same graph (``store_id``).
+    """
+
+    def __init__(self, path, *, lock_timeout=None):
         self.path = Path(path)
+        self._h5, self._key, self._closed = None, None, False
+        self._engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
+        self._timeout = locking.lock_timeout(lock_timeout)
         if not self.path.exists():
             raise StoreError(f"{self.path}: no such graph store")
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a folder, not a graph store")
+        h5 = self._open()
         try:
-            self._file = h5py.File(self.path, "r")
+            self.attrs, tables = check_store(h5, self.path)
+        except BaseException:
+            with IO:
+                h5.close()
+            raise
+        self.store_id = F.store_identity(self.attrs)
+        self.__dict__.update(intervals=tables["intervals"], blocks=tables["blocks"])  # cached properties
+        self._attach(h5)
+
+    # -- the file handle ------------------------------------------------------------------------
+    def _open(self) -> h5py.File:
+        def attempt():
+            with IO:
+                return h5py.File(self.path, "r")
+        try:
+            return locking.retry_locked(attempt, path=self.path, timeout=self._timeout, what="reading")
+        except StoreError:
+            raise
+        except FileNotFoundError as err:
+            raise StoreError(f"{self.path}: no such graph store (it was removed)") from err
         except OSError as err:
             raise StoreError(f"{self.path}: not a readable graph store (truncated or not HDF5): {err}") from err
-        try:
-            self._check_header()
-        except Exception:
-            self._file.close()
-            raise
-        self._inode = self.path.stat().st_ino
-        self.engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
+
+    def _attach(self, h5):
+        self._h5, self._key = h5, locking.file_key(h5.id.get_vfd_handle())
+        locking.register(self, self._key)
+
+    def _detach(self):
+        """Close the handle (under IO); the next read reopens the file. ``_key`` still names the
+        file this graph read, so a save can tell whether the path was replaced meanwhile."""
+        if self._h5 is not None:
+            self._h5.close()
+            self._h5 = None
+            locking.unregister(self, self._key)
+
+    def _check_open(self):
+        if self._closed:
+            raise StoreError(f"{self.path}: the graph is closed (open it again with ooc_graph.open)")
+
+    @contextmanager
+    def _file(self):
+        """The open HDF5 file, with :data:`IO` held; reopened (and checked) after a write detached it."""
+        while True:
+            with IO:
+                self._check_open()
+                if self._h5 is not None:
+                    yield self._h5
+                    return
+            h5 = self._open()  # waits, without IO, while another process writes
+            with IO:
+                if self._closed or self._h5 is not None:
+                    h5.close()
+                    continue
+                if F.store_identity(h5.attrs) != self.store_id:
+                    h5.close()
+                    raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; "
+                                     "open it again")
+                self._attach(h5)
 
     @property
-    def _h5(self) -> h5py.File:
-        """The open file; reopened on first use after :meth:`detach`."""
-        if self._file is None:
-            self._reattach()
-        return self._file
+    def closed(self) -> bool:
+        return self._closed
 
     def detach(self) -> None:
-        """Close the file but keep the engines and their caches; the next read reopens it (and
-        refuses a file that has been replaced since). Lets another process write the store."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def _reattach(self) -> None:
-        identity = {k: self.attrs.get(k) for k in ("num_vertices", "num_arcs", "built_by")}
-        try:
-            if self.path.stat().st_ino != self._inode:
-                raise StoreError(f"{self.path}: the store was replaced since it was opened; open it again")
-            self._file = h5py.File(self.path, "r")
-        except OSError as err:
-            raise StoreError(f"{self.path}: cannot reopen the store: {err}") from err
-        self._check_header()
-        if {k: self.attrs.get(k) for k in identity} != identity:
-            self.detach()
-            raise StoreError(f"{self.path}: the store was replaced since it was opened; open it again")
-
-    # -- header ---------------------------------------------------------------------------------
-    def _check_header(self):
-        a = self._h5.attrs
-        if a.get("format") != F.FORMAT_NAME:
-            raise StoreError(f"{self.path}: not an ooc_graph store (attribute 'format' is {a.get('format')!r})")
-        version = int(a.get("format_version", -1))
-        if version not in F.SUPPORTED_VERSIONS:
-            raise FormatVersionError(
-                f"{self.path}: store format version {version} is not supported by this reader "
-                f"(supported: {', '.join(map(str, F.SUPPORTED_VERSIONS))}); convert the graph again"
-            )
-        missing = [name for name in (F.OUT_DEGREE, F.IN_DEGREE, F.CEL_INTERVALS, F.CEL_BLOCK_OFFSETS,
-                                     F.CEL_SRC, F.CEL_DST, F.CSR.format(side="out", part="indptr"))
-                   if name not in self._h5]
-        if missing:
-            raise StoreError(f"{self.path}: store is incomplete, missing {', '.join(missing)}")
-        self.attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
+        """Close the file until the next read, so that other processes can write to the store
+        (an open graph holds HDF5's shared lock, and a writer waits for every reader). Cached
+        arrays and the engines' chunk caches stay; the next read reopens the file and checks it is
+        still this graph."""
+        with IO:
+            self._detach()
 
     num_vertices = property(lambda self: int(self.attrs["num_vertices"]))
     num_arcs = property(lambda self: int(self.attrs["num_arcs"]))
@@ -127,13 +160,15 @@ class Graph:
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.weighted else ""
+        closed = " (closed)" if self._closed else ""
         return (f"<ooc_graph.Graph {self.path.name}: {self.num_vertices:,} vertices, "
-                f"{self.num_arcs:,} arcs, {kind}{w}>")
+                f"{self.num_arcs:,} arcs, {kind}{w}{closed}>")
 
     # -- arrays ---------------------------------------------------------------------------------
     def _read(self, name, sel=slice(None)):
         try:
-            return self._h5[name][sel]
+            with self._file() as h5:
+                return h5[name][sel]
         except KeyError as err:
             raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
         except OSError as err:
@@ -151,14 +186,17 @@ class Graph:
     def labels(self) -> np.ndarray | None:
         """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``: int64,
         or Python strings (an object array) in a store with string ids."""
-        if F.LABEL_OFFSETS in self._h5:
+        if self.string_labels:
             return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS))
-        return self._read(F.LABELS) if F.LABELS in self._h5 else None
+        with self._file() as h5:
+            present = F.LABELS in h5
+        return self._read(F.LABELS) if present else None
 
-    @property
+    @cached_property
     def string_labels(self) -> bool:
         """Whether the original vertex ids are strings."""
-        return F.LABEL_OFFSETS in self._h5
+        with self._file() as h5:
+            return F.LABEL_OFFSETS in h5
 
     @cached_property
     def intervals(self) -> np.ndarray:
@@ -194,7 +232,7 @@ class Graph:
         if side not in ("out", "in"):
             raise ParameterError(f"unknown CSR side {side!r} (valid: out, in)")
         name = F.CSR.format(side=side, part="weights")
-        w = self._read(name) if name in self._h5 else None
+        w = self._read(name) if self.weighted else None
         return (self._read(F.CSR.format(side=side, part="indptr")),
                 self._read(F.CSR.format(side=side, part="indices")), w)
 
@@ -258,74 +296,120 @@ class Graph:
     def _read_ranges(self, name, ranges, empty):
         """The ``(start, count)`` ranges of dataset ``name``, one after another, read straight into
         an array from ``empty(shape, dtype)``."""
-        try:
-            ds = self._h5[name]
-        except KeyError as err:
-            raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
-        arr = empty((sum(count for _, count in ranges),), ds.dtype)
-        at = 0
-        for start, count in ranges:
+        with self._file() as h5:
             try:
-                if count:
-                    ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
-            except OSError as err:
-                raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
-            at += count
+                ds = h5[name]
+            except KeyError as err:
+                raise StoreError(f"{self.path}: dataset {name!r} is missing") from err
+            arr = empty((sum(count for _, count in ranges),), ds.dtype)
+            at = 0
+            for start, count in ranges:
+                try:
+                    if count:
+                        ds.read_direct(arr, np.s_[start:start + count], np.s_[at:at + count])
+                except OSError as err:
+                    raise StoreError(f"{self.path}: dataset {name!r} is corrupted or truncated ({err})") from err
+                at += count
         return arr
 
     def cel_nbytes_per_arc(self) -> int:
-        n = self._h5[F.CEL_SRC].dtype.itemsize + self._h5[F.CEL_DST].dtype.itemsize
-        return n + (self._h5[F.CEL_WEIGHT].dtype.itemsize if self.weighted else 0)
+        n = 2 * np.dtype(self.attrs["local_id_dtype"]).itemsize
+        return n + (np.dtype(self.attrs["weight_dtype"]).itemsize if self.weighted else 0)
 
     # -- results --------------------------------------------------------------------------------
     def results(self) -> list[str]:
-        return sorted(self._h5[F.RESULTS].keys()) if F.RESULTS in self._h5 else []
+        """Names of the results stored in the file (see :meth:`fallback_results` for those that
+        had to be written beside it)."""
+        with self._file() as h5:
+            try:
+                grp = h5.get(F.RESULTS)
+                return sorted(k for k in grp.keys() if not k.startswith(".")) if grp is not None else []
+            except (KeyError, OSError, RuntimeError) as err:
+                raise StoreError(f"{self.path}: the results group is damaged ({err})") from err
 
     def load_result(self, name: str) -> dict:
-        grp_name = f"{F.RESULTS}/{name}"
-        if grp_name not in self._h5:
-            raise ParameterError(f"no result {name!r} in {self.path} (stored: {', '.join(self.results()) or 'none'})")
-        grp = self._h5[grp_name]
-        out = {k: grp[k][()] for k in grp.keys()}
-        out["attrs"] = {k: (v.item() if hasattr(v, "item") else v) for k, v in grp.attrs.items()}
-        return out
+        """``results/<name>``: its arrays by name, and ``attrs`` (``algorithm``, ``parameters`` and
+        ``stats`` as dicts, ``iterations``, ``converged``, ``seconds``, ``device``, ``timestamp``)."""
+        with self._file() as h5:
+            results = h5.get(F.RESULTS)
+            grp = None
+            if isinstance(name, str) and name and not name.startswith(".") and results is not None and name in results:
+                try:
+                    grp = results[name]
+                except (KeyError, OSError, RuntimeError, ValueError) as err:
+                    raise StoreError(f"{self.path}: result {name!r} is damaged ({err}); compact the store to "
+                                     "remove it, or compute it again") from err
+            if not isinstance(grp, h5py.Group):
+                stored = ", ".join(self.results()) or "none"
+                raise ParameterError(f"no result {name!r} in {self.path} (stored: {stored})")
+            return R.read_group(grp, str(self.path))
 
-    def save_result(self, name: str, arrays: dict, attrs: dict) -> None:
-        """Store ``arrays`` and ``attrs`` under ``results/<name>``, replacing an older one.
+    def save_result(self, name: str, arrays: dict, attrs: dict, *, lock_timeout=None) -> R.SavedResult:
+        """Store ``arrays`` and ``attrs`` under ``results/<name>``, replacing an older one, and say
+        where they went (:class:`~ooc_graph.store.results.SavedResult`).
 
         Written under a temporary group name and moved into place, so a failure leaves the old
-        result (or none) and never a half-written one.
+        result (or none) and never a half-written one. Waits up to ``lock_timeout`` seconds for
+        other processes that have the store open; when the store stays locked, is read-only, or
+        the file was replaced by another graph, the result goes to ``<store>.<name>.result.h5``
+        beside it (with a :class:`~ooc_graph.errors.ResultNotStoredWarning`) instead.
         """
-        if not name or "/" in name:
-            raise ParameterError(f"result name must be non-empty and contain no '/' (got {name!r})")
-        self.detach()
-        try:
-            with h5py.File(self.path, "r+") as h5:
-                results = h5.require_group(F.RESULTS)
-                tmp = f".partial-{name}"
-                if tmp in results:
-                    del results[tmp]
-                grp = results.create_group(tmp)
-                for key, values in arrays.items():
-                    write_array(grp, key, values)
-                for key, value in {**attrs, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z")}.items():
-                    grp.attrs[key] = json.dumps(value) if isinstance(value, (dict, list)) or value is None else value
-                if name in results:
-                    del results[name]
-                results.move(tmp, name)
-        finally:
-            self._file = h5py.File(self.path, "r")
+        self._check_open()
+        return R.save(self, name, arrays, attrs, timeout=self._lock_timeout(lock_timeout))
+
+    def drop_result(self, name: str, *, lock_timeout=None) -> None:
+        """Delete ``results/<name>`` from the store (its space is reclaimed by :meth:`compact`,
+        which runs by itself once unused space passes a quarter of the file)."""
+        self._check_open()
+        R.drop(self, name, timeout=self._lock_timeout(lock_timeout))
+
+    def compact(self, *, lock_timeout=None) -> tuple[int, int]:
+        """Rewrite the store without the space of replaced and dropped results, atomically and
+        keeping its ``store_id``: ``(bytes before, bytes after)``. Waits up to ``lock_timeout``
+        seconds for other processes to close the store, then refuses (StoreBusyError)."""
+        self._check_open()
+        return C.compact(self, timeout=self._lock_timeout(lock_timeout))
+
+    def unused_bytes(self) -> int:
+        """Bytes of the file held by replaced or dropped results, until the store is compacted."""
+        with self._file() as h5:
+            grp = h5.get(F.RESULTS)
+            return int(grp.attrs.get(F.UNUSED_BYTES, 0)) if grp is not None else 0
+
+    def fallback_results(self) -> list[Path]:
+        """Result files of this graph written beside the store (or in the current folder) because
+        the store could not take them; :meth:`import_result` moves one in."""
+        self._check_open()
+        return R.fallback_results(self)
+
+    def import_result(self, path, *, lock_timeout=None) -> str:
+        """Move a result file written beside the store into it (the file is then deleted); its name."""
+        self._check_open()
+        return R.import_result(self, path, timeout=self._lock_timeout(lock_timeout))
+
+    def _lock_timeout(self, value):
+        return self._timeout if value is None else locking.lock_timeout(value)
 
     # -- lifetime -------------------------------------------------------------------------------
+    @property
+    def engines(self) -> dict:
+        self._check_open()
+        return self._engines
+
     def release(self):
         """Free the chunk caches kept between calls (host memory and GPU memory)."""
-        for engine in self.engines.values():
+        for engine in self._engines.values():
             engine.release()
-        self.engines.clear()
+        self._engines.clear()
 
     def close(self):
-        self.release()
-        self.detach()
+        """Close the store; later operations raise StoreError. Closing twice is harmless."""
+        if self._closed:
+            return
+        self.release()  # without IO: an engine's reader thread may need it to finish a read
+        with IO:
+            self._closed = True
+            self._detach()
 
     def __enter__(self):
         return self
