@@ -8,14 +8,14 @@
 __version__ = "0.1.0"
 
 from . import generate  # noqa: E402
-from .algorithms import UNREACHABLE, bfs, lcc, pagerank, sssp, triangle_count, wcc  # noqa: E402
+from .algorithms import UNREACHABLE, bfs, lcc, louvain, pagerank, sssp, triangle_count, wcc  # noqa: E402
 from .errors import (DeviceError, FormatVersionError, InputError, JobCancelled, JobError,  # noqa: E402
                      OocGraphError, ParameterError, StoreError)
 from .ingest import convert  # noqa: E402
 from .runtime import Job, submit  # noqa: E402
 from .store import Graph, open_graph as open  # noqa: E402,A001
 
-__all__ = ["convert", "open", "Graph", "generate", "pagerank", "bfs", "sssp", "wcc", "triangle_count", "lcc",
+__all__ = ["convert", "open", "Graph", "generate", "pagerank", "bfs", "sssp", "wcc", "triangle_count", "lcc", "louvain",
            "UNREACHABLE", "submit", "Job",
            "OocGraphError", "InputError", "StoreError", "FormatVersionError", "ParameterError", "DeviceError",
            "JobError", "JobCancelled"]

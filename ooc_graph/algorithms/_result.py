@@ -217,3 +217,25 @@ class LCCResult(Result):
 
     values: np.ndarray = None
     _arrays: tuple = ("values",)
+
+
+@dataclass
+class LouvainResult(Result):
+    """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
+    modularity of that partition; ``levels``: the labels after each level."""
+
+    labels: np.ndarray = None
+    modularity: float = float("nan")
+    levels: list = field(default_factory=list, repr=False)
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_communities(self) -> int:
+        return int(self.labels.max()) + 1 if len(self.labels) else 0
+
+    def communities(self) -> list:
+        """The communities as sets of original vertex ids, as networkx's ``louvain_communities``."""
+        order = np.argsort(self.labels, kind="stable")
+        bounds = np.cumsum(np.bincount(self.labels, minlength=self.num_communities))[:-1]
+        vertices = self.vertices
+        return [set(vertices[part].tolist()) for part in np.split(order, bounds)] if len(order) else []
