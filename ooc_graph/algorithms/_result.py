@@ -94,24 +94,18 @@ class Result:
     def to_arrow(self):
         """A ``pyarrow.Table`` with the columns of :meth:`to_pandas`; nulls where an array of
         vertices has none. Needs pyarrow (``pip install 'ooc-graph[dataframe]'``)."""
-        try:
-            import pyarrow as pa
-        except ImportError as err:
-            raise ParameterError("to_arrow() needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
-        columns = {}
-        for name, (values, missing) in self.columns().items():
-            if values.dtype.kind == "O":
-                columns[name] = pa.array(values.tolist(), type=pa.string(), mask=missing)
-            else:
-                columns[name] = pa.array(values, mask=missing)
-        return pa.table(columns)
+        return arrow_table(self.columns(), "to_arrow()")
 
     def summary(self) -> str:
         arcs = self.stats.get("arcs_processed", 0)
         rate = arcs / self.seconds if self.seconds > 0 else float("nan")
         state = "converged" if self.converged else "not converged"
         return (f"{self.algorithm}: {self.iterations} iterations ({state}), {self.seconds:.3f} s, "
-                f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}")
+                f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}{self._details()}")
+
+    def _details(self) -> str:
+        """What the summary adds for this algorithm (``", 12 triangles"``)."""
+        return ""
 
     @property
     def passes(self) -> list:
@@ -199,6 +193,23 @@ class WCCResult(Result):
 UNREACHABLE = np.iinfo(np.int64).max
 
 
+def arrow_table(columns: dict, who: str):
+    """A ``pyarrow.Table`` of ``{name: (values, missing)}`` (as :meth:`Result.columns`): nulls
+    where ``missing``, strings for object arrays. ``who`` names the caller in the error when
+    pyarrow is absent."""
+    try:
+        import pyarrow as pa
+    except ImportError as err:
+        raise ParameterError(f"{who} needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+    out = {}
+    for name, (values, missing) in columns.items():
+        if values.dtype.kind in "OU":
+            out[name] = pa.array([str(v) for v in values.tolist()], type=pa.string(), mask=missing)
+        else:
+            out[name] = pa.array(values, mask=missing)
+    return pa.table(out)
+
+
 @dataclass
 class TriangleCountResult(Result):
     """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
@@ -210,6 +221,9 @@ class TriangleCountResult(Result):
     def total(self) -> int:
         return int(self.counts.sum()) // 3
 
+    def _details(self) -> str:
+        return f", {self.total:,} triangles"
+
 
 @dataclass
 class LCCResult(Result):
@@ -217,6 +231,9 @@ class LCCResult(Result):
 
     values: np.ndarray = None
     _arrays: tuple = ("values",)
+
+    def _details(self) -> str:
+        return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
 
 
 @dataclass
@@ -232,6 +249,9 @@ class LouvainResult(Result):
     @property
     def num_communities(self) -> int:
         return int(self.labels.max()) + 1 if len(self.labels) else 0
+
+    def _details(self) -> str:
+        return f", {self.num_communities:,} communities, modularity {self.modularity:.4f}"
 
     def communities(self) -> list:
         """The communities as sets of original vertex ids, as networkx's ``louvain_communities``."""

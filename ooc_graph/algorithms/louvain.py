@@ -101,7 +101,8 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
         levels = [lab[order] for lab in levels]
         labels = labels[order]
     levels = [_by_smallest_member(xp, lab) for lab in levels] or [xp.arange(n, dtype=np.int64)]
-    run.stats.update(arcs_processed=int(g.num_arcs) * max(sweeps, 1), sweeps=sweeps, levels=len(levels))
+    run.stats.update(arcs_processed=int(g.num_arcs) * max(sweeps, 1), sweeps=sweeps, levels=len(levels),
+                     modularity=float(q))  # kept with a stored result
     params = {"resolution": resolution, "threshold": threshold, "max_level": max_level, "seed": seed,
               "weight": bool(weight)}
     result = run.finish(LouvainResult, params, max(len(levels), 1), True, store, labels=levels[-1])

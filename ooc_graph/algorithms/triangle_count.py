@@ -17,10 +17,10 @@ BYTES_PER_ARC, BYTES_PER_VERTEX = 96, 64
 @distributable
 def triangle_count(G, *, memory=None, device: str = "auto", device_memory=None,
                    store=False) -> TriangleCountResult:
-    """How many triangles contain each vertex of an undirected graph (``counts``; ``total`` is
-    the number of triangles), as networkx's ``triangles`` and cuGraph's ``triangle_count``.
+    """Triangles of an undirected graph, per vertex and in total.
 
-    Self-loops and repeated edges are ignored. A directed store is refused (as networkx does);
+    ``counts[v]`` is how many triangles contain v; ``total`` the number of triangles (as
+    networkx's ``triangles`` and cuGraph's ``triangle_count``). Self-loops and repeated edges are ignored. A directed store is refused (as networkx does);
     :func:`~ooc_graph.lcc` covers directed graphs. Runs **in memory**: the CSR is read whole
     onto the device and the neighbour pairs are kept there, about ``BYTES_PER_ARC`` bytes per
     stored arc; a graph that does not fit ``memory`` (``device_memory`` on a GPU) is refused
