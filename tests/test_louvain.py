@@ -114,6 +114,8 @@ def test_string_ids_budget_and_store(tmp_path):
     assert sorted(map(sorted, r.communities())) == [["a", "b", "c"], ["x", "y", "z"]]
     assert r.to_pandas().columns.tolist() == ["vertex", "labels"]
     assert G.load_result("louvain")["attrs"]["algorithm"] == "louvain"
+    with pytest.raises(ParameterError, match="louvain runs in one process"):
+        ooc_graph.submit(None, "louvain", G)  # refused before any cluster is asked
     R = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=1, progress=False)
     with pytest.raises(ParameterError, match=r"louvain holds the graph in memory .* memory='\d+MB' or more"):
         ooc_graph.louvain(R, device="cpu", memory="1MiB")

@@ -193,13 +193,9 @@ def _aggregate(xp, c, src, dst, w, loops, k):
 
 def _by_smallest_member(xp, labels):
     """Renumber communities 0..k−1 in the order of their smallest member."""
-    n = len(labels)
-    first = xp.full(int(labels.max()) + 1 if n else 0, n, dtype=np.int64)
-    if xp is np:
-        np.minimum.at(first, labels, np.arange(n))
-    else:
-        import cupyx
-        cupyx.scatter_min(first, labels, xp.arange(n, dtype=np.int64))
-    rank = xp.empty_like(first)
-    rank[xp.argsort(first)] = xp.arange(len(first))
-    return rank[labels]
+    if not len(labels):
+        return labels
+    _, first, inverse = xp.unique(labels, return_index=True, return_inverse=True)
+    rank = xp.empty(len(first), dtype=np.int64)
+    rank[xp.argsort(first)] = xp.arange(len(first), dtype=np.int64)
+    return rank[inverse.ravel()]
