@@ -94,3 +94,15 @@ def test_networkx_own_tests_pass_with_the_backend(tmp_path):
     tail = proc.stdout[-3000:]
     assert proc.returncode == 0, tail
     assert re.search(r"\d+ passed", tail) and not re.search(r"\d+ (failed|error)", tail), tail
+
+
+def test_vertex_function_is_one_line(monkeypatch):
+    """How the algorithms of the operator branch plug in: one vertex_function line each."""
+    from ooc_graph.nx_backend import functions
+    monkeypatch.setattr(functions, "FUNCTIONS", dict(functions.FUNCTIONS))
+    fn = functions.vertex_function("number_of_nodes", "values", algorithm="lcc")  # networkx's signature: (G)
+    H = nx.karate_club_graph()
+    G = BackendInterface.convert_from_nx(H)
+    assert fn(G) == pytest.approx(nx.clustering(H))
+    assert functions.FUNCTIONS["number_of_nodes"] is fn and list(fn.signature.parameters) == ["G"]
+    assert fn.can_run({"G": H}) is True

@@ -2,9 +2,14 @@
 ooc_graph algorithm, returning what networkx returns.
 
 Adding one is :func:`networkx_function` on a function named as networkx names it (and its name
-in ``_ooc_graph_nx.FUNCTIONS``); ``can_run`` takes the call's arguments, bound to the function's
-signature (the graph is still a networkx graph or already a :class:`StoreGraph`), and returns
-``True`` or the reason it cannot serve the call.
+in ``_ooc_graph_nx.FUNCTIONS``; a test checks both lists agree); ``can_run`` takes the call's
+arguments, bound to the function's signature (the graph is still a networkx graph or already a
+:class:`StoreGraph`), and returns ``True`` or the reason it cannot serve the call. A function that
+returns ``{node: value}`` from an ooc_graph algorithm of the same name and keywords is one line of
+:func:`vertex_function`, e.g. (once those algorithms are merged)::
+
+    vertex_function("core_number", "core")
+    vertex_function("eigenvector_centrality", "values")
 """
 
 from __future__ import annotations
@@ -29,6 +34,43 @@ def networkx_function(can_run=None):
         FUNCTIONS[fn.__name__] = fn
         return fn
     return register
+
+
+def vertex_function(name: str, array: str, *, algorithm: str | None = None, can_run=None):
+    """Register networkx's ``name`` (with networkx's own signature) as ``{node: value}`` of array
+    ``array`` of ``ooc_graph.<algorithm or name>``, called with the same keywords: ``weight``
+    picks the store's weight attribute (and is passed on: the attribute name, or None), an
+    ``nstart`` dict becomes an array in node order, a ``random.Random`` seed an int; networkx's
+    ``PowerIterationFailedConvergence`` where the result did not converge."""
+    import networkx as nx
+    sig = inspect.signature(getattr(nx, name))
+    sig = sig.replace(parameters=[p for p in sig.parameters.values()
+                                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "backend"])
+    target = (algorithm or name, array)
+
+    def fn(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return _call_vertex(target, dict(bound.arguments))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig
+    return networkx_function(can_run)(fn)
+
+
+def _call_vertex(target, arguments):
+    algorithm, array = target
+    G = arguments.pop("G")
+    if arguments.get("nstart") is not None:
+        arguments["nstart"] = np.array([float(arguments["nstart"].get(v, 0)) for v in G.nodes])
+    if hasattr(arguments.get("seed"), "randrange"):
+        arguments["seed"] = arguments["seed"].randrange(2**32)
+    if not len(G):
+        return {}
+    r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight")), **arguments, **_options())
+    if not r.converged:
+        raise _nx().PowerIterationFailedConvergence(arguments.get("max_iter"))
+    return dict(zip(G.nodes, getattr(r, array).tolist()))
 
 
 def _options() -> dict:
