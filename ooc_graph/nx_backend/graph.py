@@ -24,17 +24,17 @@ class StoreGraph:
         self.nodes = list(graph)
         self.index = {v: i for i, v in enumerate(self.nodes)}
         self.directed = graph.is_directed()
-        m = graph.number_of_edges()
+        edges = list(graph.edges(data=True))  # not number_of_edges(): subclasses may disagree with it
         index = self.index
-        self.src = np.fromiter((index[u] for u, _ in graph.edges()), np.int64, m)
-        self.dst = np.fromiter((index[v] for _, v in graph.edges()), np.int64, m)
+        self.src = np.array([index[u] for u, _, _ in edges], dtype=np.int64)
+        self.dst = np.array([index[v] for _, v, _ in edges], dtype=np.int64)
         self.weights = {}  # attribute -> (float64 array, whether every value is a Python int)
         for attr, default in (weights or {}).items():
             if attr is None:
                 continue
-            values = [d.get(attr, 1 if default is None else default) for _, _, d in graph.edges(data=True)]
+            values = [d.get(attr, 1 if default is None else default) for _, _, d in edges]
             integral = all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in values)
-            self.weights[attr] = (np.asarray(values, dtype=np.float64).reshape(m), integral)
+            self.weights[attr] = (np.asarray(values, dtype=np.float64).reshape(len(edges)), integral)
         self._nx = nx
         self._stores: dict = {}
         self._dir = None
