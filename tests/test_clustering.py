@@ -125,3 +125,11 @@ def test_rmat_against_networkx(tmp_path):
     assert t.stats["wedges"] > 0 and t.stats["bytes_read"] > 0
     np.testing.assert_allclose(ooc_graph.lcc(G, device="cpu").values,
                                [clustering[v] for v in range(G.num_vertices)], rtol=1e-12)
+
+
+def test_call_lets_go_of_the_store(tmp_path):
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 6, 4, seed=1, progress=False)
+    for algo in (ooc_graph.triangle_count, ooc_graph.lcc, ooc_graph.louvain):
+        algo(G, device="cpu")
+        assert G._h5 is None  # detached: other processes' saves need not wait; the next read reopens
+    assert ooc_graph.lcc(G, device="cpu").values.shape == (64,)

@@ -83,8 +83,10 @@ class InMemoryRun:
                      seconds=time.perf_counter() - self.t0, device=self.backend.name,
                      stats=dict(self.stats, per_pass=[], convergence=[], timeline=[]), graph=self.graph,
                      **{k: self.to_host(v) for k, v in arrays.items()})
-        if store and current_placement() is None:
-            result.save(store if isinstance(store, str) else None)
+        if current_placement() is None:  # a distributed job saves once, from the client or rank 0
+            if store:
+                result.save(store if isinstance(store, str) else None)
+            self.graph.detach()  # let go of the file between calls, as the streamed algorithms do
         return result
 
 
