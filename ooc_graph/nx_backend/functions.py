@@ -128,12 +128,18 @@ def _pagerank_can_run(arguments):
         return "nstart is not supported (the iteration starts from the teleport distribution)"
     if arguments.get("dangling") is not None:
         return "dangling is not supported (dangling mass follows personalization, as by default)"
+    if _WEIGHTED_PAGERANK:
+        return _nonnegative(arguments)
     reason = _weight_is_name(arguments)
     if reason is not True:
         return reason
     if np.any(_edge_values(arguments["G"], arguments.get("weight")) != 1):
         return "weighted PageRank is not supported yet (edge weights other than 1)"
     return True
+
+
+# ooc_graph.pagerank takes weight= (as networkx) once the operator branch is merged
+_WEIGHTED_PAGERANK = "weight" in inspect.signature(ooc_graph.pagerank).parameters
 
 
 @networkx_function(_pagerank_can_run)
@@ -151,8 +157,9 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         if p.sum() == 0:
             raise ZeroDivisionError("float division by zero (the personalization sums to 0)")
     # networkx stops when the L1 change falls below n * tol
-    r = ooc_graph.pagerank(G.store(), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
-                           **_options())
+    weighted = {"weight": weight} if _WEIGHTED_PAGERANK and G.weight_array(weight)[0] is not None else {}
+    r = ooc_graph.pagerank(G.store(weight if weighted else None), alpha=alpha, tol=n * tol, max_iter=max_iter,
+                           personalization=p, **weighted, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return dict(zip(G.nodes, r.values.tolist()))
