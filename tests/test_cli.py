@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from ooc_graph.cli import main
 
@@ -212,3 +213,46 @@ def test_operator_algorithms_on_the_command_line(tmp_path, capsys):
     except SystemExit as exit:
         status = exit.code
     assert status == 2 and "--max-iter" in capsys.readouterr().err
+
+
+def test_in_memory_algorithms(tmp_path, capsys):
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "7", "--edge-factor", "4", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["algorithms"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("triangle_count", "lcc", "louvain"):
+        assert f"\n{name} " in listed
+    assert "[--resolution --threshold --max-level --seed --weight]" in listed
+    assert main(["run", "triangle_count", str(store), "--device", "cpu"]) == 0
+    assert " triangles" in capsys.readouterr().out
+    assert main(["run", "lcc", str(store), "--device", "cpu", "--out", str(tmp_path / "lcc.csv")]) == 0
+    assert (tmp_path / "lcc.csv").read_text().splitlines()[0] == "vertex,values"
+    assert main(["run", "louvain", str(store), "--device", "cpu", "--seed", "3", "--resolution", "1.5",
+                 "--no-weight", "--result-name", "lv"]) == 0
+    assert "communities, modularity" in capsys.readouterr().out
+    assert main(["run", "louvain", str(store), "--memory", "1KiB"]) != 0
+    assert "louvain holds the graph in memory" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # in memory, in one process: no passes to trace, no cluster
+        main(["run", "louvain", str(store), "--profile", "x.png"])
+    assert "unrecognized arguments: --profile" in capsys.readouterr().err
+
+
+def test_out_in_original_ids(tmp_path):
+    """--out writes what to_pandas()/to_arrow() give: original ids (strings too), parents as ids,
+    no parent as an empty CSV field, a parquet null, an npz mask."""
+    import networkx as nx
+    import pyarrow.parquet as pq
+
+    import ooc_graph
+    store = tmp_path / "s.h5"
+    ooc_graph.convert(nx.DiGraph([("alice", "bob"), ("bob", "carol, jr")]), store, progress=False).close()
+    paths = {s: tmp_path / f"bfs{s}" for s in (".csv", ".parquet", ".npz")}
+    for out in paths.values():
+        assert main(["run", "bfs", str(store), "--source", "alice", "--out", str(out), "--no-store", "--quiet"]) == 0
+    assert paths[".csv"].read_text() == 'vertex,depth,parent\nalice,0,\nbob,1,alice\n"carol, jr",2,bob\n'
+    with ooc_graph.open(store) as G:
+        want = ooc_graph.bfs(G, "alice", device="cpu").to_arrow()
+    assert pq.read_table(paths[".parquet"]).equals(want)
+    npz = np.load(paths[".npz"])
+    assert npz["vertex"].tolist() == ["alice", "bob", "carol, jr"] and npz["parent_missing"].tolist() == [1, 0, 0]

@@ -139,7 +139,7 @@ def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fm
     r = ooc_graph.submit(client, algo, G, workers=3, **params).result(timeout=120)
     want = read_expected(ldbc / expected)
     got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "cdlp": "labels",
-                     "pagerank": "values"}[algo])
+                     "pagerank": "values", "lcc": "values"}[algo])
     assert set(got) == set(want)
     for v, text in want.items():
         if algo in ("bfs", "wcc", "cdlp"):
@@ -325,3 +325,17 @@ def test_operator_algorithms_on_two_gpus(tmp_path, seed):
             assert dist.device == "gpu" and dist.stats["workers"] == 2
             for name, a in local.arrays().items():
                 np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")
+
+
+@pytest.mark.parametrize("algo", ["triangle_count", "lcc"])
+def test_in_memory_algorithms_split_wedges_across_workers(client, tmp_path, algo):
+    """Every worker holds the graph and checks every size-th block of wedges; the budget leaves
+    room for blocks of ~5,000 wedges, so each of the three ranks gets several."""
+    from ooc_graph.algorithms.triangle_count import BYTES_PER_ARC, BYTES_PER_VERTEX
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=2, progress=False)
+    memory = BYTES_PER_ARC * G.num_arcs + BYTES_PER_VERTEX * G.num_vertices + (1 << 20) + 64 * 5000
+    local = getattr(ooc_graph, algo)(G, device="cpu")
+    assert local.stats["wedges"] > 6 * 5000
+    dist = ooc_graph.submit(client, algo, G, workers=3, memory=memory).result(timeout=120)
+    np.testing.assert_array_equal(local.arrays()[local._arrays[0]], dist.arrays()[dist._arrays[0]])
+    assert dist.stats["workers"] == 3

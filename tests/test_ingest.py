@@ -193,9 +193,9 @@ def test_npy_and_python_objects(tmp_path, edges):
     assert arcs(G) == [(0, 1, 2.5), (1, 10, 1.0)]
 
 
-def test_networkx_non_integer_nodes_refused(tmp_path):
-    with pytest.raises(InputError, match="must be integers"):
-        ooc_graph.convert(nx.path_graph(["a", "b"]), tmp_path / "x.h5", progress=False)
+def test_networkx_nodes_neither_integers_nor_strings_refused(tmp_path):
+    with pytest.raises(InputError, match="must be all integers or all strings"):
+        ooc_graph.convert(nx.path_graph([(0, 1), (2, 3)]), tmp_path / "x.h5", progress=False)
 
 
 @pytest.mark.parametrize("directed", [False, True])

@@ -11,7 +11,8 @@ CASES = []
 for d, directed, source in (("directed", True, 1), ("undirected", False, 2)):  # the example graphs' sources
     base = f"example/example-{d}"
     for algo, params in (("bfs", {"source": source}), ("sssp", {"source": source}), ("wcc", {}),
-                         ("pagerank", {"mode": "graphalytics", "max_iter": 2}), ("cdlp", {"max_iter": 2})):
+                         ("pagerank", {"mode": "graphalytics", "max_iter": 2}), ("cdlp", {"max_iter": 2}),
+                         ("lcc", {})):
         suffix = {"pagerank": "PR"}.get(algo, algo.upper())
         CASES.append((f"example-{d}-{algo}", f"{base}.e", "ldbc", directed, algo, params, f"{base}-{suffix}"))
 for short, directed in (("dir", True), ("undir", False)):
@@ -24,6 +25,7 @@ for short, directed in (("dir", True), ("undir", False)):
         # The validation graphs' iteration count is not in the data folder: 5 is the only count
         # of 1..14 that reproduces dir-output (undir-output holds from 2 iterations on).
         (f"cdlp-{short}", f"cdlp/{short}-input", "adj", directed, "cdlp", {"max_iter": 5}, f"cdlp/{short}-output"),
+        (f"lcc-{short}", f"lcc/{short}-input", "adj", directed, "lcc", {}, f"lcc/{short}-output"),
     ]
 
 
@@ -46,7 +48,7 @@ def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params
     r = getattr(ooc_graph, algo)(G, device=device, **params)
     want = read_expected(ldbc / expected)
     got = r.to_dict({"bfs": "depth", "sssp": "distance", "wcc": "labels", "cdlp": "labels",
-                     "pagerank": "values"}[algo])
+                     "pagerank": "values", "lcc": "values"}[algo])
     assert set(got) == set(want)
     for v, text in want.items():
         if algo == "bfs":
@@ -56,5 +58,7 @@ def test_graphalytics(tmp_path, data_dir, case, inp, fmt, directed, algo, params
             assert got[v] == int(text), v
         elif algo == "sssp":
             assert got[v] == pytest.approx(float(text), rel=1e-9) if text != "Infinity" else np.isinf(got[v]), v
+        elif algo == "lcc":  # expected values are printed with 12 digits
+            assert got[v] == pytest.approx(float(text), rel=1e-9, abs=1e-11), v
         else:  # Graphalytics validates PageRank with a relative epsilon of 1e-4; hold it to 1e-6
             assert got[v] == pytest.approx(float(text), rel=1e-6), v

@@ -22,6 +22,9 @@ def test_wheel_install(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "ooc_graph/kernels/cpu.py" in names and "ooc_graph/partitioning/FORMAT.md" in names
     assert not any(n.startswith(("kernels/", "partitioning/")) for n in names)  # no top-level collisions
+    assert "_ooc_graph_nx.py" in names and "ooc_graph/nx_backend/interface.py" in names  # the networkx backend
+    entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "[networkx.backends]" in entry and "_ooc_graph_nx:get_info" in entry
     target = tmp_path / "site"
     inst = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
                            str(wheel)], capture_output=True, text=True)

@@ -1,10 +1,18 @@
-"""Result objects: values indexed by vertex id, plus how the run went."""
+"""Result objects: values indexed by vertex id, plus how the run went.
+
+The arrays are indexed by internal vertex id (0..n-1). ``vertices``, ``to_dict``, ``to_pandas``
+and ``to_arrow`` speak original ids: the store's labels (integers or strings), and arrays whose
+values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no vertex" as
+``None`` / a null (not -1: -1 can be an original id).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ooc_graph.errors import ParameterError
 
 
 @dataclass
@@ -22,6 +30,8 @@ class Result:
     saved: object = field(default=None, repr=False)  # where save() put it (a SavedResult)
 
     _arrays: tuple = ()
+    # Arrays whose values are internal vertex ids (-1: none), mapped to original ids on the way out.
+    _vertex_arrays: tuple = ()
 
     @property
     def bytes_read(self) -> int:
@@ -37,17 +47,65 @@ class Result:
     def arrays(self) -> dict:
         return {name: getattr(self, name) for name in self._arrays}
 
+    def _vertex_valued(self) -> tuple:
+        return self._vertex_arrays
+
+    def column(self, name: str):
+        """``(values, missing)``: array ``name`` as the outside sees it. Arrays of vertices hold
+        original ids and ``missing`` marks where there is no vertex (else ``missing`` is None)."""
+        if name not in self._arrays:
+            raise ParameterError(f"{self.algorithm} result has no array {name!r} (valid: {', '.join(self._arrays)})")
+        values = getattr(self, name)
+        if name not in self._vertex_valued():
+            return values, None
+        missing = values < 0
+        return self.vertices[np.where(missing, 0, values)], missing
+
+    def columns(self) -> dict:
+        """``{"vertex": (original ids, None), name: (values, missing), ...}``, as :meth:`column`."""
+        return {"vertex": (self.vertices, None)} | {name: self.column(name) for name in self._arrays}
+
     def to_dict(self, name: str | None = None) -> dict:
-        """``{original vertex id: value}`` of one array (the first by default)."""
-        values = getattr(self, name or self._arrays[0])
-        return dict(zip(self.vertices.tolist(), values.tolist()))
+        """``{original vertex id: value}`` of one array (the first by default); in an array of
+        vertices (``parent``) the values are original ids and ``None`` where there is none."""
+        values, missing = self.column(name or self._arrays[0])
+        values = values.tolist()
+        if missing is not None:
+            values = [None if m else v for v, m in zip(values, missing.tolist())]
+        return dict(zip(self.vertices.tolist(), values))
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array
+        (cuGraph's layout). Arrays of vertices hold original ids, ``<NA>`` where there is none
+        (a nullable ``Int64`` column, or strings). Needs pandas (``pip install 'ooc-graph[dataframe]'``)."""
+        try:
+            import pandas as pd
+        except ImportError as err:
+            raise ParameterError("to_pandas() needs pandas: pip install 'ooc-graph[dataframe]'") from err
+        data = {}
+        for name, (values, missing) in self.columns().items():
+            if missing is not None and values.dtype.kind in "iu":
+                values = pd.arrays.IntegerArray(values.astype(np.int64), missing)
+            elif missing is not None:
+                values = pd.array(np.where(missing, None, values).tolist(), dtype="string")
+            data[name] = values
+        return pd.DataFrame(data)
+
+    def to_arrow(self):
+        """A ``pyarrow.Table`` with the columns of :meth:`to_pandas`; nulls where an array of
+        vertices has none. Needs pyarrow (``pip install 'ooc-graph[dataframe]'``)."""
+        return arrow_table(self.columns(), "to_arrow()")
 
     def summary(self) -> str:
         arcs = self.stats.get("arcs_processed", 0)
         rate = arcs / self.seconds if self.seconds > 0 else float("nan")
         state = "converged" if self.converged else "not converged"
         return (f"{self.algorithm}: {self.iterations} iterations ({state}), {self.seconds:.3f} s, "
-                f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}")
+                f"{rate:,.0f} arcs/s, {self.bytes_read:,} bytes read, device {self.device}{self._details()}")
+
+    def _details(self) -> str:
+        """What the summary adds for this algorithm (``", 12 triangles"``)."""
+        return ""
 
     @property
     def passes(self) -> list:
@@ -90,11 +148,13 @@ class PageRankResult(Result):
 @dataclass
 class BFSResult(Result):
     """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
-    ``parent`` is -1 for the source and unreachable vertices."""
+    ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
+    ``to_pandas`` and ``to_arrow`` give original ids, and None / null there."""
 
     depth: np.ndarray = None
     parent: np.ndarray = None
     _arrays: tuple = ("depth", "parent")
+    _vertex_arrays: tuple = ("parent",)
 
     @property
     def reachable(self) -> np.ndarray:
@@ -103,19 +163,27 @@ class BFSResult(Result):
 
 @dataclass
 class SSSPResult(Result):
-    """``distance`` is ``inf`` where no path exists; ``parent`` is -1 for the source and those."""
+    """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
+    source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
+    null there."""
 
     distance: np.ndarray = None
     parent: np.ndarray = None
     _arrays: tuple = ("distance", "parent")
+    _vertex_arrays: tuple = ("parent",)
 
 
 @dataclass
 class WCCResult(Result):
-    """``labels[v]`` is the smallest vertex id of v's weakly connected component."""
+    """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
+    except in a store with string ids, where it is the component's first internal id (the
+    smallest string; ``to_dict``, ``to_pandas`` and ``to_arrow`` give the string)."""
 
     labels: np.ndarray = None
     _arrays: tuple = ("labels",)
+
+    def _vertex_valued(self) -> tuple:
+        return ("labels",) if self.graph is not None and self.graph.string_labels else ()
 
     @property
     def num_components(self) -> int:
@@ -178,3 +246,71 @@ class SCCResult(Result):
     @property
     def num_components(self) -> int:
         return int(np.unique(self.labels).size)
+
+
+def arrow_table(columns: dict, who: str):
+    """A ``pyarrow.Table`` of ``{name: (values, missing)}`` (as :meth:`Result.columns`): nulls
+    where ``missing``, strings for object arrays. ``who`` names the caller in the error when
+    pyarrow is absent."""
+    try:
+        import pyarrow as pa
+    except ImportError as err:
+        raise ParameterError(f"{who} needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+    out = {}
+    for name, (values, missing) in columns.items():
+        if values.dtype.kind in "OU":
+            out[name] = pa.array([str(v) for v in values.tolist()], type=pa.string(), mask=missing)
+        else:
+            out[name] = pa.array(values, mask=missing)
+    return pa.table(out)
+
+
+@dataclass
+class TriangleCountResult(Result):
+    """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
+
+    counts: np.ndarray = None
+    _arrays: tuple = ("counts",)
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) // 3
+
+    def _details(self) -> str:
+        return f", {self.total:,} triangles"
+
+
+@dataclass
+class LCCResult(Result):
+    """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
+
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
+
+    def _details(self) -> str:
+        return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
+
+
+@dataclass
+class LouvainResult(Result):
+    """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
+    modularity of that partition; ``levels``: the labels after each level."""
+
+    labels: np.ndarray = None
+    modularity: float = float("nan")
+    levels: list = field(default_factory=list, repr=False)
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_communities(self) -> int:
+        return int(self.labels.max()) + 1 if len(self.labels) else 0
+
+    def _details(self) -> str:
+        return f", {self.num_communities:,} communities, modularity {self.modularity:.4f}"
+
+    def communities(self) -> list:
+        """The communities as sets of original vertex ids, as networkx's ``louvain_communities``."""
+        order = np.argsort(self.labels, kind="stable")
+        bounds = np.cumsum(np.bincount(self.labels, minlength=self.num_communities))[:-1]
+        vertices = self.vertices
+        return [set(vertices[part].tolist()) for part in np.split(order, bounds)] if len(order) else []

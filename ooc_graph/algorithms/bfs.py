@@ -46,5 +46,6 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     # One temporary, not four (3 ms of a 50 ms BFS on road FLA on the CPU).
     out = xp.full(g.num_vertices, UNREACHABLE, dtype=np.int64)
     xp.copyto(out, depth, casting="unsafe", where=xp.isfinite(depth))
-    return run.finish(BFSResult, "bfs", {"source": int(source), "execution": execution}, levels, True, store,
+    return run.finish(BFSResult, "bfs", {"source": source if isinstance(source, str) else int(source),
+                                                 "execution": execution}, levels, True, store,
                       depth=eng.result(out), parent=eng.result(parent))

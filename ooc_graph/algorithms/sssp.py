@@ -46,5 +46,6 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     dist = xp.full(g.num_vertices, np.inf)
     dist[s] = 0.0
     passes, parent = eng.shortest_paths(dist, plus=plus, source=s, execution=execution)
-    return run.finish(SSSPResult, "sssp", {"source": int(source), "execution": execution}, passes, True, store,
+    return run.finish(SSSPResult, "sssp", {"source": source if isinstance(source, str) else int(source),
+                                                   "execution": execution}, passes, True, store,
                       distance=eng.result(dist), parent=eng.result(parent))

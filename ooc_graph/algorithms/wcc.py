@@ -33,6 +33,6 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
               outputs=(np.int64,))
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction
-    if g.labels is not None:
-        root = eng.vertex_array("labels")[root]  # original ids
+    if g.labels is not None and not g.string_labels:
+        root = eng.vertex_array("labels")[root]  # original ids (string ids are mapped by the result)
     return run.finish(WCCResult, "wcc", {}, passes, True, store, labels=eng.result(root))

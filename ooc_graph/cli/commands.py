@@ -3,6 +3,7 @@ package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import sys
@@ -102,7 +103,9 @@ def run(a) -> int:
     from ooc_graph.algorithms import ALGORITHMS
     _check_out(a.out)
     kwargs = algorithm_kwargs(a)
-    common = dict(memory=a.memory, device_memory=a.device_memory, profile=bool(a.profile))
+    common = dict(memory=a.memory, device_memory=a.device_memory)
+    if a.profile is not None:  # only the streamed algorithms take it
+        common["profile"] = True
     progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm in ("pagerank", "cdlp") else None,
                         enabled=not a.quiet)
     client, device = _client(a)
@@ -135,7 +138,7 @@ def _report(a, r) -> None:
         print(f"ooc-graph: result not stored in {a.store} ({saved.reason}); written to {saved.path}",
               file=sys.stderr)
     if a.out:
-        write_arrays(a.out, {"vertex": r.vertices, **r.arrays()})
+        write_columns(a.out, r.columns())
     if a.profile:
         from ooc_graph.profile import plot_profile
         plot_profile(r, a.profile)
@@ -193,32 +196,38 @@ def demo(a) -> int:
         top = np.argsort(pr.values)[::-1][:5]
         print("top PageRank vertices:", ", ".join(f"{v} ({pr.values[v]:.2e})" for v in top))
         if a.out:
-            write_arrays(a.out, {"vertex": G.vertices} | {f"{r.algorithm}_{k}": v for r in runs
-                                                          for k, v in r.arrays().items()})
+            write_columns(a.out, {"vertex": (G.vertices, None)} | {
+                f"{r.algorithm}_{k}": v for r in runs for k, v in r.columns().items() if k != "vertex"})
         G.close()
     return 0
 
 
-def write_arrays(path, columns: dict) -> None:
-    """Columns of equal length to ``path`` (.npz, .csv or .parquet), written under a temporary
-    name and renamed, so a failure leaves no partial file."""
+def write_columns(path, columns: dict) -> None:
+    """``{name: (values, missing)}`` (as ``Result.columns()``: original vertex ids, ``missing``
+    marking where an array of vertices has none) to ``path``, written under a temporary name and
+    renamed, so a failure leaves no partial file. .parquet is ``Result.to_arrow()``'s table (nulls);
+    .csv leaves missing fields empty; .npz stores each column and, where some are missing, a
+    boolean ``<name>_missing`` (string ids as a Unicode array, readable without pickle)."""
+    from ooc_graph.algorithms._result import arrow_table
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.parent.is_dir():
         raise ParameterError(f"--out {path}: folder {path.parent} does not exist")
+    table = arrow_table(columns, "--out .parquet") if suffix == ".parquet" else None  # before any file
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     os.close(fd)
     try:
         if suffix == ".npz":
+            arrays = {}
+            for name, (values, missing) in columns.items():
+                arrays[name] = values.astype(str) if values.dtype.kind == "O" else values
+                if missing is not None and missing.any():
+                    arrays[f"{name}_missing"] = missing
             with open(tmp, "wb") as f:
-                np.savez(f, **columns)
+                np.savez(f, **arrays)
         elif suffix == ".parquet":
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ImportError as err:
-                raise ParameterError("--out .parquet needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
-            pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), tmp)
+            import pyarrow.parquet as pq
+            pq.write_table(table, tmp)
         else:
             _write_csv(tmp, columns)
         mask = os.umask(0)
@@ -231,11 +240,26 @@ def write_arrays(path, columns: dict) -> None:
 
 
 def _write_csv(path, columns: dict, rows: int = 1 << 20) -> None:
+    """Numbers by ``np.savetxt`` in blocks; columns of strings or with missing values through the
+    csv module (quoted where needed, missing as an empty field)."""
     names = list(columns)
-    arrays = [np.asarray(columns[k]) for k in names]
+    arrays = [np.asarray(columns[k][0]) for k in names]
+    missing = [columns[k][1] for k in names]
+    plain = all(m is None or not m.any() for m in missing) and all(a.dtype.kind in "biuf" for a in arrays)
     formats = ["%.17g" if a.dtype.kind == "f" else "%d" for a in arrays]
-    with open(path, "w") as f:
+    with open(path, "w", newline="") as f:
         f.write(",".join(names) + "\n")
+        writer = None if plain else csv.writer(f, lineterminator="\n")
         for start in range(0, len(arrays[0]) if arrays else 0, rows):
-            block = np.column_stack([a[start:start + rows].astype(object) for a in arrays])
-            np.savetxt(f, block, fmt=formats, delimiter=",")
+            if plain:
+                block = np.column_stack([a[start:start + rows].astype(object) for a in arrays])
+                np.savetxt(f, block, fmt=formats, delimiter=",")
+                continue
+            cols = []
+            for a, m in zip(arrays, missing):
+                part = a[start:start + rows]
+                text = [repr(v) if isinstance(v, float) else str(v) for v in part.tolist()]
+                if m is not None:
+                    text = ["" if gone else t for t, gone in zip(text, m[start:start + rows].tolist())]
+                cols.append(text)
+            writer.writerows(zip(*cols))

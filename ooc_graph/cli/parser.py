@@ -10,6 +10,7 @@ Boolean options come in pairs (``--directed/--undirected``, ``--weighted/--no-we
 from __future__ import annotations
 
 import argparse
+import inspect
 from dataclasses import dataclass
 
 from ooc_graph import __version__
@@ -28,7 +29,17 @@ class Option:
     required: bool = False
 
 
-_SOURCE = Option("--source", int, "source vertex (an original vertex id)", required=True)
+def vertex_id(text: str):
+    """An original vertex id from the command line: an integer where it reads as one, else the
+    string (stores with string ids)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+_SOURCE = Option("--source", vertex_id, "source vertex (an original vertex id: a number, or a string in a store "
+                 "with string ids)", required=True)
 _EXECUTION = Option("--execution", str, "iterate loaded chunks to local convergence (async), never (sync) "
                     "or once a streamed traversal needs many passes (auto)", "auto", ("auto", "sync", "async"))
 _TOL = Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6)
@@ -66,6 +77,13 @@ ALGORITHM_OPTIONS = {
         Option("--seed", int, "seed of the source sample, as networkx's"),
         Option("--normalized", bool, "divide by the number of vertex pairs, as networkx", True),
         Option("--endpoints", bool, "count the path ends too", False)],
+    "triangle_count": [],
+    "lcc": [],
+    "louvain": [Option("--resolution", float, "above 1 favours smaller communities, below 1 larger ones", 1.0),
+                Option("--threshold", float, "a level must raise the modularity by more than this", 1e-7),
+                Option("--max-level", int, "at most this many levels (default: until a level gains nothing)"),
+                Option("--seed", int, "shuffle the vertex order, which decides ties (default: a fixed order)"),
+                Option("--weight", bool, "use the store's edge weights (--no-weight: every edge counts 1)", True)],
 }
 
 
@@ -99,14 +117,18 @@ def _build_options(p):
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def run_options(p, *, demo: bool = False):
+def run_options(p, *, demo: bool = False, distributed: bool = True):
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
     p.add_argument("--memory", help="host memory budget (per worker), e.g. 2GB (default: a quarter of RAM)")
     p.add_argument("--device-memory", help="GPU memory budget (per GPU), e.g. 20GB (default: 80%% of free memory)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--gpus", help="run on several local GPUs: 0,1 or all (starts a dask-cuda cluster)")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="run as a job on this dask cluster, tcp://host:port")
-    where.add_argument("--workers", type=int, help="run on this many local CPU worker processes (a dask LocalCluster)")
+    if distributed:
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--gpus", help="run on several local GPUs: 0,1 or all (starts a dask-cuda cluster)")
+        where.add_argument("--scheduler", metavar="ADDRESS", help="run as a job on this dask cluster, tcp://host:port")
+        where.add_argument("--workers", type=int,
+                           help="run on this many local CPU worker processes (a dask LocalCluster)")
+    else:  # the algorithm runs in one process
+        p.set_defaults(gpus=None, scheduler=None, workers=None)
     p.add_argument("--out", help="also write the result arrays here: .npz" + ("" if demo else ", .csv or .parquet"))
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -163,10 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             a.add_argument(o.flag, type=o.type, default=o.default, choices=o.choices, required=o.required,
                            help=o.help + ("" if o.default is None else " (default: %(default)s)"))
-        run_options(a)
+        takes = inspect.signature(ALGORITHMS[name]).parameters
+        run_options(a, distributed="gpus" in takes)
         a.add_argument("--result-name", help="name under results/ in the store (default: the algorithm's)")
         a.add_argument("--no-store", action="store_true", help="do not keep the result in the store")
-        a.add_argument("--profile", metavar="PNG", help="trace every pass and draw the timeline to this PNG")
+        if "profile" in takes:
+            a.add_argument("--profile", metavar="PNG", help="trace every pass and draw the timeline to this PNG")
+        else:  # in memory: no passes to trace
+            a.set_defaults(profile=None)
         _verbosity(a, top=False)
 
     p = sub.add_parser("results", help="list, drop or compact the results kept in a store")

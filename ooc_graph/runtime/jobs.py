@@ -41,6 +41,9 @@ def _algorithm(name: str):
 def _bind(name: str, kwargs: dict) -> dict:
     """Check ``kwargs`` against the algorithm's own keywords before anything is queued."""
     fn = _algorithm(name)
+    if not hasattr(fn, "__wrapped__"):  # not @distributable
+        raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it without "
+                             "gpus=/client=/workers=")
     params = inspect.signature(getattr(fn, "__wrapped__", fn)).parameters
     unknown = sorted(set(kwargs) - set(params) - {"G"})
     if unknown:
@@ -121,8 +124,8 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     {'state': 'running', 'iteration': 7, 'measure': 0.0013, 'seconds': 41.2, ...}
     >>> job.result().values                                                         # doctest: +SKIP
     """
+    kwargs = _bind(algorithm, dict(kwargs))  # before any cluster is asked
     client = _cluster.as_client(client)
-    kwargs = _bind(algorithm, dict(kwargs))
     if not (hasattr(graph, "path") or isinstance(graph, (str, os.PathLike))):
         raise ParameterError(f"graph must be a path to a store or an open Graph (got {type(graph).__name__})")
     path = str(Path(getattr(graph, "path", graph)).resolve())

@@ -8,6 +8,10 @@ SUPPORTED_VERSIONS = (1,)
 OUT_DEGREE = "vertex/out_degree"
 IN_DEGREE = "vertex/in_degree"
 LABELS = "vertex/labels"
+# String ids (optional, instead of LABELS): UTF-8 bytes of every label, one after another, and
+# where each starts (n + 1 offsets).
+LABEL_BYTES = "vertex/label_bytes"
+LABEL_OFFSETS = "vertex/label_offsets"
 CSR = "csr/{side}/{part}"          # side: out | in; part: indptr | indices | weights
 CEL_INTERVALS = "cel/intervals"
 CEL_SUBGRAPH_BLOCKS = "cel/subgraph_blocks"

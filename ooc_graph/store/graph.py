@@ -54,6 +54,23 @@ def open_graph(path, *, lock_timeout=None) -> "Graph":
     return Graph(path, lock_timeout=lock_timeout)
 
 
+def encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
+    """String ids as stored: their UTF-8 bytes one after another (uint8) and n + 1 offsets."""
+    encoded = [str(v).encode("utf-8") for v in labels]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), np.uint8), offsets
+
+
+def decode_labels(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`encode_labels`: an object array of Python strings."""
+    raw = data.tobytes()
+    bounds = offsets.tolist()
+    out = np.empty(len(bounds) - 1, dtype=object)
+    out[:] = [raw[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])]
+    return out
+
+
 class Graph:
     """A graph in an HDF5 store. Arrays are read lazily; the edges are never loaded whole.
 
@@ -223,10 +240,19 @@ class Graph:
 
     @cached_property
     def labels(self) -> np.ndarray | None:
-        """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``."""
+        """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``: int64,
+        or Python strings (an object array) in a store with string ids."""
+        if self.string_labels:
+            return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS))
         with self._file() as h5:
             present = F.LABELS in h5
         return self._read(F.LABELS) if present else None
+
+    @cached_property
+    def string_labels(self) -> bool:
+        """Whether the original vertex ids are strings."""
+        with self._file() as h5:
+            return F.LABEL_OFFSETS in h5
 
     @cached_property
     def intervals(self) -> np.ndarray:
@@ -245,6 +271,8 @@ class Graph:
     def vertex_id(self, label) -> int:
         """Internal id (0..n-1) of an original vertex id; identity when the store kept the ids."""
         labels = self.labels
+        if self.string_labels and not isinstance(label, str):
+            raise ParameterError(f"vertex {label!r} is not in the graph (its vertex ids are strings)")
         if labels is None:
             v = int(label)
             if not 0 <= v < self.num_vertices:

@@ -1,0 +1,201 @@
+"""Louvain community detection (modularity as networkx defines it), in memory, NumPy and CuPy alike.
+
+Each level sweeps over the vertices in ``BATCHES`` batches (vertex ids hashed, so neighbours
+mostly fall in different batches). In a batch every vertex finds the neighbouring community with
+the best modularity gain from the weights it has towards each (one sort of the batch's arcs by
+``(vertex, community)``), and those whose best gain beats staying move at once. Moving all
+vertices at once (one batch) lets neighbours swap back and forth and loses 10-100% of the
+modularity; with 16 batches the result is within 1% of networkx's sequential Louvain on average
+(worst seen: 4% below on 60 random graphs). The level ends when a sweep gains no more than
+``threshold``; the communities then become the vertices of the next level (intra-community weight
+as self-loops), until a level improves modularity by no more than ``threshold`` — networkx's rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ooc_graph.errors import ParameterError
+
+from ._inmemory import InMemoryRun
+from ._result import LouvainResult
+
+__all__ = ["louvain"]
+# Working set: the arcs as int64 ids and float64 weights, keys, sort orders and gains.
+BYTES_PER_ARC, BYTES_PER_VERTEX = 160, 96
+MAX_SWEEPS = 200
+BATCHES = 16
+
+
+def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: int | None = None,
+            seed: int | None = None, weight: bool = True, memory=None, device: str = "auto",
+            device_memory=None, store=False) -> LouvainResult:
+    """Communities of an undirected graph that (locally) maximise modularity, by Louvain.
+
+    Modularity is networkx's: ``Q = Σ_c [L_c / m − resolution · (d_c / 2m)²]`` with ``L_c`` the
+    weight of the edges inside community c (a self-loop once), ``d_c`` the weighted degree of its
+    vertices (a self-loop twice) and ``m`` the weight of all edges. ``labels[v]`` is v's community
+    (``0..k−1``, numbered by their smallest member), ``modularity`` the final Q, ``levels`` the
+    labels after each level (as networkx's ``louvain_partitions``).
+
+    ``resolution`` < 1 favours larger communities, > 1 smaller ones. ``threshold``: a level must
+    raise Q by more than this, else the previous level is the answer. ``max_level`` limits the
+    levels. ``seed`` shuffles the order in which vertices are numbered for the sweeps, which
+    decides ties (``None``: a fixed order, not random — results repeat). ``weight=False`` counts
+    every edge as 1; the store's weights otherwise (1 in an unweighted store). Repeated edges add
+    up their weights. A directed store is refused.
+
+    Runs **in memory**: the arcs and their weights are read whole onto the device (about
+    ``BYTES_PER_ARC`` bytes per stored arc); a graph that does not fit ``memory``
+    (``device_memory`` on a GPU) is refused before anything is read. It runs in one process.
+
+    Examples
+    --------
+    >>> import numpy as np, ooc_graph, tempfile, os
+    >>> edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3], [2, 3]])
+    >>> G = ooc_graph.convert(edges, os.path.join(tempfile.mkdtemp(), "c.h5"), directed=False,
+    ...                       progress=False)
+    >>> r = ooc_graph.louvain(G, device="cpu")
+    >>> r.labels.tolist(), round(r.modularity, 4)
+    ([0, 0, 0, 1, 1, 1], 0.3571)
+    """
+    resolution, threshold = float(resolution), float(threshold)
+    if not resolution > 0:
+        raise ParameterError(f"louvain: resolution must be positive (got {resolution!r})")
+    if max_level is not None and (isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer))
+                                  or max_level < 1):
+        raise ParameterError(f"louvain: max_level must be a positive integer or None (got {max_level!r})")
+    run = InMemoryRun(G, "louvain", memory=memory, device=device, device_memory=device_memory,
+                      per_arc=BYTES_PER_ARC, per_vertex=BYTES_PER_VERTEX)
+    g, xp = run.graph, run.xp
+    if g.directed:
+        raise ParameterError(f"{g.path}: louvain needs an undirected graph (this store is directed; "
+                             "convert with directed=False)")
+    n = g.num_vertices
+    src, dst, w = run.arcs(weights=True)
+    if not weight:
+        w = xp.ones_like(w)
+    order = None
+    if seed is not None:  # renumber the vertices at random: the sweeps' ties follow the numbering
+        order = xp.asarray(np.random.default_rng(seed).permutation(n))
+        src, dst = order[src], order[dst]
+    loop = src == dst
+    loops = xp.bincount(src[loop], weights=w[loop], minlength=n)
+    src, dst, w = src[~loop], dst[~loop], w[~loop]
+    k = xp.bincount(src, weights=w, minlength=n) + 2 * loops
+    m2 = float(k.sum())  # 2m; device -> host
+    labels = xp.arange(n, dtype=np.int64)
+    q = _modularity(xp, labels, src, dst, w, loops, k, m2, resolution) if m2 > 0 else 0.0
+    levels, sweeps = [], 0
+    while m2 > 0 and (max_level is None or len(levels) < max_level):
+        c, q_new, s = _move(xp, len(k), src, dst, w, loops, k, m2, resolution, threshold)
+        sweeps += s
+        if q_new - q <= threshold:
+            break
+        q = q_new
+        _, c = xp.unique(c, return_inverse=True)
+        labels = c.ravel()[labels]
+        levels.append(labels)
+        src, dst, w, loops, k = _aggregate(xp, c.ravel(), src, dst, w, loops, k)
+    if order is not None:
+        levels = [lab[order] for lab in levels]
+        labels = labels[order]
+    levels = [_by_smallest_member(xp, lab) for lab in levels] or [xp.arange(n, dtype=np.int64)]
+    run.stats.update(arcs_processed=int(g.num_arcs) * max(sweeps, 1), sweeps=sweeps, levels=len(levels),
+                     modularity=float(q))  # kept with a stored result
+    params = {"resolution": resolution, "threshold": threshold, "max_level": max_level, "seed": seed,
+              "weight": bool(weight)}
+    result = run.finish(LouvainResult, params, max(len(levels), 1), True, store, labels=levels[-1])
+    result.modularity = float(q)
+    result.levels = [run.to_host(lab) for lab in levels]
+    return result
+
+
+def _modularity(xp, c, src, dst, w, loops, k, m2, gamma) -> float:
+    inside = float(w[c[src] == c[dst]].sum()) + 2 * float(loops.sum())  # device -> host
+    tot = xp.bincount(c, weights=k, minlength=len(k))
+    return inside / m2 - gamma * float((tot * tot).sum()) / (m2 * m2)
+
+
+def _move(xp, n, src, dst, w, loops, k, m2, gamma, threshold):
+    """One level of sweeps, each in ``BATCHES`` batches of vertices that move at once:
+    ``(communities, modularity, sweeps)``."""
+    c = xp.arange(n, dtype=np.int64)
+    batch = (xp.arange(n, dtype=np.int64) * 7919) % BATCHES  # spread neighbours over batches
+    order = xp.argsort(batch[src])
+    src, dst, w = src[order], dst[order], w[order]
+    bounds = _host(xp, xp.searchsorted(batch[src], xp.arange(BATCHES + 1)))
+    tot = xp.bincount(c, weights=k, minlength=n)
+    q = _modularity(xp, c, src, dst, w, loops, k, m2, gamma)
+    sweeps = 0
+    for _ in range(MAX_SWEEPS):
+        sweeps += 1
+        moved = 0
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            if hi == lo:
+                continue
+            movers, to_c = _best_moves(xp, n, c, tot, src[lo:hi], dst[lo:hi], w[lo:hi], k, m2, gamma)
+            if len(movers):
+                moved += len(movers)
+                tot -= xp.bincount(c[movers], weights=k[movers], minlength=n)
+                c[movers] = to_c
+                tot += xp.bincount(to_c, weights=k[movers], minlength=n)
+        q_new = _modularity(xp, c, src, dst, w, loops, k, m2, gamma)
+        if not moved or q_new - q <= threshold:
+            q = q_new
+            break
+        q = q_new
+    return c, q, sweeps
+
+
+def _best_moves(xp, n, c, tot, src, dst, w, k, m2, gamma):
+    """The vertices among ``src`` whose best neighbouring community beats their own, and that
+    community."""
+    keys, inv = xp.unique(src * n + c[dst], return_inverse=True)
+    kvc = xp.bincount(inv.ravel(), weights=w, minlength=len(keys))  # v's weight towards community
+    v, to = keys // n, keys % n
+    own = xp.zeros(n)
+    here = to == c[v]
+    own[v[here]] = kvc[here]
+    stay = own - gamma * k * (tot[c] - k) / m2  # Q·m of v in its community, against alone
+    gain = kvc - gamma * k[v] * tot[to] / m2
+    gain = xp.where(here, -xp.inf, gain)
+    pick = _stable_argsort(xp, -gain)
+    pick = pick[_stable_argsort(xp, v[pick])]  # within a vertex, best gain first (ties: smaller id)
+    first = xp.ones(len(pick), dtype=bool)
+    first[1:] = v[pick[1:]] != v[pick[:-1]]
+    pick = pick[first]
+    move = gain[pick] > stay[v[pick]] + 1e-12 * xp.maximum(xp.abs(stay[v[pick]]), 1.0)
+    return v[pick][move], to[pick][move]
+
+
+def _stable_argsort(xp, a):
+    return np.argsort(a, kind="stable") if xp is np else xp.argsort(a)  # CuPy's sort is always stable
+
+
+def _host(xp, array):
+    return array if xp is np else xp.asnumpy(array)
+
+
+def _aggregate(xp, c, src, dst, w, loops, k):
+    """The graph of the communities: weight between two communities as one arc each way,
+    weight inside one as its self-loop."""
+    n = int(c.max()) + 1 if len(c) else 0  # device -> host
+    cs, cd = c[src], c[dst]
+    inside = cs == cd
+    new_loops = xp.bincount(c, weights=loops, minlength=n) + xp.bincount(cs[inside], weights=w[inside],
+                                                                         minlength=n) / 2
+    cs, cd, w = cs[~inside], cd[~inside], w[~inside]
+    keys, inv = xp.unique(cs * n + cd, return_inverse=True)
+    w = xp.bincount(inv.ravel(), weights=w, minlength=len(keys))
+    return keys // n, keys % n, w, new_loops, xp.bincount(c, weights=k, minlength=n)
+
+
+def _by_smallest_member(xp, labels):
+    """Renumber communities 0..k−1 in the order of their smallest member."""
+    if not len(labels):
+        return labels
+    _, first, inverse = xp.unique(labels, return_index=True, return_inverse=True)
+    rank = xp.empty(len(first), dtype=np.int64)
+    rank[xp.argsort(first)] = xp.arange(len(first), dtype=np.int64)
+    return rank[inverse.ravel()]

@@ -1,0 +1,24 @@
+"""networkx tests that this backend is known not to pass in networkx's backend-testing mode, each
+with its reason (``docs/networkx-backend.md`` lists them)."""
+
+from __future__ import annotations
+
+_LOUVAIN = ("compares with the exact partition networkx's sequential Louvain finds for one seed; ooc_graph "
+            "moves vertices in batches and finds another partition (its modularity is checked in "
+            "tests/test_louvain.py)")
+KNOWN_FAILURES: dict = {
+    # (module path tail, test name or "Class::test") -> reason
+    ("community/tests/test_louvain.py", "test_karate_club_partition"): _LOUVAIN,
+    ("community/tests/test_louvain.py", "test_undirected_selfloops"): _LOUVAIN,
+    ("community/tests/test_louvain.py", "test_none_weight_param"): _LOUVAIN,
+    ("community/tests/test_louvain.py", "test_multigraph"): _LOUVAIN,
+}
+
+
+def mark_known_failures(items) -> None:
+    import pytest
+    for item in items:
+        path = str(item.fspath)
+        for (module, test), reason in KNOWN_FAILURES.items():
+            if path.endswith(module) and (item.name == test or item.nodeid.endswith(test)):
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
