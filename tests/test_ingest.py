@@ -308,3 +308,11 @@ def test_failure_keeps_an_existing_store(tmp_path):
         ooc_graph.convert(tmp_path / "bad.txt", out, overwrite=True, progress=False)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "g.h5"]
+
+
+def test_column_tuple_with_no_weights(tmp_path):
+    src, dst = np.array([0, 1, 2]), np.array([1, 2, 0])
+    a = ooc_graph.convert((src, dst, None), tmp_path / "a.h5", progress=False)
+    b = ooc_graph.convert((src, dst), tmp_path / "b.h5", progress=False)
+    assert not a.weighted and a.num_arcs == b.num_arcs == 3
+    np.testing.assert_array_equal(ooc_graph.bfs(a, 0, device="cpu").depth, ooc_graph.bfs(b, 0, device="cpu").depth)

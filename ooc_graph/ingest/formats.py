@@ -325,7 +325,7 @@ def read_npy(path: Path, opts: dict) -> Source:
 def array_source(arr, name="array", step=1 << 24) -> Source:
     """Edges from an (m, 2) or (m, 3) array, or a (src, dst[, weight]) tuple of 1-D arrays."""
     if isinstance(arr, (tuple, list)):
-        cols = [np.asarray(c) for c in arr]
+        cols = [np.asarray(c) for c in (arr[:2] if len(arr) == 3 and arr[2] is None else arr)]  # (src, dst, None)
         if len(cols) not in (2, 3):
             raise InputError(f"{name}: expected (src, dst) or (src, dst, weight), got {len(cols)} arrays")
     else:
