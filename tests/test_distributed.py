@@ -339,3 +339,18 @@ def test_in_memory_algorithms_split_wedges_across_workers(client, tmp_path, algo
     dist = ooc_graph.submit(client, algo, G, workers=3, memory=memory).result(timeout=120)
     np.testing.assert_array_equal(local.arrays()[local._arrays[0]], dist.arrays()[dist._arrays[0]])
     assert dist.stats["workers"] == 3
+
+
+def test_a_worker_does_not_reuse_a_graph_whose_store_was_replaced(tmp_path):
+    from ooc_graph.runtime.worker import _checkin, _checkout
+    path = str(tmp_path / "g.h5")
+    ooc_graph.convert(np.array([[0, 1], [1, 2]]), path, progress=False).close()
+    g = _checkout(path)
+    first = g.store_id
+    _checkin(path, g)
+    assert _checkout(path) is g  # kept, caches and all
+    _checkin(path, g)
+    ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 3]]), path, overwrite=True, progress=False).close()
+    h = _checkout(path)
+    assert h is not g and h.store_id != first and h.num_arcs == 3 and g.closed
+    h.close()

@@ -147,8 +147,8 @@ def _checkout(path: str):
         if g is None:
             return open_graph(path)
         try:
-            g._h5  # noqa: B018 - reopens, and refuses a replaced file
-            return g
+            with g._file():  # reopens the file, and refuses one replaced by another graph
+                return g
         except Exception:
             g.close()
 
