@@ -187,7 +187,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         raise ParameterError(f"{description}: vertex ids are strings; num_vertices= and relabel=True do not apply")
 
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=num_vertices or src.num_vertices,
-                      labels=src.labels, relabel=None if strings else relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
+                      labels=src.labels, relabel=None if strings else relabel,
+                      drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
                       workers=workers, augment=augment, overwrite=overwrite, device=device,
