@@ -343,6 +343,8 @@ def array_source(arr, name="array", step=1 << 24) -> Source:
         cols = [np.asarray(c) for c in arr]
         if len(cols) not in (2, 3):
             raise InputError(f"{name}: expected (src, dst) or (src, dst, weight), got {len(cols)} arrays")
+        if any(c.ndim != 1 for c in cols):
+            raise InputError(f"{name}: expected 1-D arrays (src, dst[, weight]), got shapes {[c.shape for c in cols]}")
     else:
         arr = np.asarray(arr) if not isinstance(arr, np.memmap) else arr
         if arr.ndim != 2 or arr.shape[1] not in (2, 3):

@@ -132,8 +132,8 @@ def string_array_source(obj):
         if arr.ndim != 2 or arr.shape[1] not in (2, 3) or arr.dtype.kind not in "USO":
             return None
         cols = [arr[:, i] for i in range(arr.shape[1])]
-    if len(cols) not in (2, 3) or not any(_strings(c) for c in cols[:2]):
-        return None
+    if len(cols) not in (2, 3) or any(c.ndim != 1 for c in cols) or not any(_strings(c) for c in cols[:2]):
+        return None  # array_source accepts it or says what is wrong
     if len(cols[0]) != len(cols[1]):
         raise InputError(f"array of string ids: columns have different lengths {[len(c) for c in cols]}")
     ids = [c.astype(str) for c in cols[:2]]
