@@ -16,6 +16,7 @@ from .builder import GraphBuilder
 from .footprint import reader_options
 from .formats import READERS, array_source, detect_format, input_files
 from .output import check_output
+from .strings import networkx_string_ends, string_array_source
 from .text import check_input, clip
 
 __all__ = ["convert", "GraphBuilder", "READERS"]
@@ -27,15 +28,20 @@ def _python_source(obj, directed):
     mod = type(obj).__module__ or ""
     if mod.startswith("networkx"):
         nodes = list(obj.nodes())
-        bad = next((v for v in nodes if not isinstance(v, (int, np.integer)) or isinstance(v, bool)
-                    or not -2**63 <= v < 2**63), None)
+        strings = bool(nodes) and all(isinstance(v, str) for v in nodes)
+        bad = None if strings else next((v for v in nodes if not isinstance(v, (int, np.integer))
+                                         or isinstance(v, bool) or not -2**63 <= v < 2**63), None)
         if bad is not None:
-            raise InputError(f"networkx node labels must be integers in the 64-bit signed range (got "
-                             f"{clip(repr(bad))}); relabel with networkx.convert_node_labels_to_integers first")
+            raise InputError(f"networkx node labels must be all integers or all strings, integers in the "
+                             f"64-bit signed range (got {clip(repr(bad))}); relabel with "
+                             "networkx.convert_node_labels_to_integers first")
         edges = list(obj.edges(data="weight"))
         weighted = any(w is not None for _, _, w in edges)
-        src = np.fromiter((u for u, _, _ in edges), np.int64, len(edges))
-        dst = np.fromiter((v for _, v, _ in edges), np.int64, len(edges))
+        if strings:
+            labels, src, dst = networkx_string_ends(nodes, edges)
+        else:
+            src = np.fromiter((u for u, _, _ in edges), np.int64, len(edges))
+            dst = np.fromiter((v for _, v, _ in edges), np.int64, len(edges))
         if weighted:
             try:
                 w = np.array([1.0 if w is None else w for *_, w in edges], dtype=np.float64)
@@ -43,7 +49,10 @@ def _python_source(obj, directed):
                 raise InputError(f"networkx edge weights must be numbers ({clip(err)})") from err
         cols = (src, dst) if not weighted else (src, dst, w)
         source = array_source(cols, name="networkx graph")
-        source.labels = np.asarray(nodes, dtype=np.int64)
+        if strings:
+            source.string_labels, source.num_vertices = labels, len(labels)
+        else:
+            source.labels = np.asarray(nodes, dtype=np.int64)
         source.directed = obj.is_directed()
         return source
     if hasattr(obj, "tocoo") and hasattr(obj, "shape"):
@@ -57,7 +66,7 @@ def _python_source(obj, directed):
         source.num_vertices = coo.shape[0]
         return source
     if isinstance(obj, (np.ndarray, tuple, list)):
-        return array_source(obj)
+        return string_array_source(obj) or array_source(obj)
     raise InputError(f"cannot convert an object of type {type(obj).__name__} (expected a path, a numpy "
                      "array, a (src, dst[, weight]) tuple, a scipy.sparse matrix or a networkx graph)")
 
@@ -67,7 +76,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
             weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
-            workers: int | None = None, augment: bool = False, overwrite: bool = False, device: str = "auto"):
+            workers: int | None = None, augment: bool = False, overwrite: bool = False, device: str = "auto",
+            string_ids: bool | None = None, header: bool | None = None):
     """Convert an edge file or an in-memory graph into a graph store and open it.
 
     Parameters
@@ -112,8 +122,17 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     device : {"auto", "cpu", "gpu"}
         Where buckets are sorted: ``auto`` on the GPU when CuPy sees one (a bucket that does not
         fit its free memory on the CPU). The store is the same byte for byte either way.
+    string_ids : bool, optional
+        ``edgelist``/``csv``: vertex ids are strings (usernames, URLs: any text without whitespace
+        or the delimiter). Default: when the first line's ids are not numbers. The store keeps
+        them (``G.labels``, sorted as Python sorts strings); ``source=`` and results use them.
+        The file is read twice and the distinct ids are held in memory. networkx graphs with
+        string nodes and arrays of strings convert the same way.
+    header : bool, optional
+        ``csv``: whether the first line is a header. Default: with integer ids when it is not
+        numeric; with string ids always (as pandas reads a CSV).
 
-    Vertex ids must be integers in the 64-bit signed range: larger text ids, float ids that are
+    Integer vertex ids must be in the 64-bit signed range: larger text ids, float ids that are
     not integers and uint64 ids above 2**63-1 are errors, never clamped or wrapped.
 
     Returns
@@ -138,13 +157,17 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)
+        if string_ids and fmt not in ("edgelist", "csv"):
+            raise ParameterError(f"string_ids=True applies to edgelist and csv files (got format {fmt!r})")
+        if header is not None and fmt != "csv":
+            raise ParameterError(f"header= applies to csv files (got format {fmt!r})")
         check_input(path)
         check_output(out, overwrite=overwrite, inputs=input_files(path, fmt))
-        src = READERS[fmt](path, reader_options(memory, delimiter=delimiter))
+        src = READERS[fmt](path, reader_options(memory, delimiter=delimiter, string_ids=string_ids, header=header))
         description = f"{fmt}:{path}"
     else:
-        if format is not None:
-            raise ParameterError("format= applies to files only")
+        if format is not None or string_ids is not None or header is not None:
+            raise ParameterError("format=, string_ids= and header= apply to files only")
         check_output(out, overwrite=overwrite)
         src = _python_source(source, directed)
         description = f"python:{type(source).__name__}"
@@ -159,12 +182,17 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         raise InputError(f"{description}: weighted=True but the input has no weights")
     if directed is None:
         directed = True if src.directed is None else src.directed
+    strings = src.string_labels is not None
+    if strings and (num_vertices is not None or relabel):
+        raise ParameterError(f"{description}: vertex ids are strings; num_vertices= and relabel=True do not apply")
 
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=num_vertices or src.num_vertices,
-                      labels=src.labels, relabel=relabel, drop_self_loops=drop_self_loops, dedupe=dedupe,
+                      labels=src.labels, relabel=None if strings else relabel,
+                      drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
                       weight_dtype=weight_dtype, source=description, progress=progress,
-                      workers=workers, augment=augment, overwrite=overwrite, device=device) as builder:
+                      workers=workers, augment=augment, overwrite=overwrite, device=device,
+                      string_labels=src.string_labels) as builder:
         builder._t0 = started  # the build's seconds include reading the first chunk
         bar = progress_bar(total=src.size, unit=src.unit, desc="reading", disable=not progress)
         done = 0

@@ -50,6 +50,8 @@ class GraphBuilder(StoreWriting):
     whose ids are already 0..n-1 (DIMACS, Matrix Market, generators). ``workers`` threads sort
     buckets at once (default: the cores, at most 8), sharing the memory budget. ``augment``
     also stores the CEL augmentation (``partitioning/FORMAT.md``) for asynchronous execution.
+    ``string_labels`` (strictly increasing strings) are the original ids of vertices 0..n-1 when
+    the input named vertices by strings: edges then arrive as positions in that list.
     """
 
     def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
@@ -57,7 +59,15 @@ class GraphBuilder(StoreWriting):
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
                  weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
-                 augment: bool = False, overwrite: bool = False, device: str = "auto"):
+                 augment: bool = False, overwrite: bool = False, device: str = "auto", string_labels=None):
+        self.string_labels = None
+        if string_labels is not None:  # edges come as positions in the list: ids 0..n-1, kept
+            if labels is not None or relabel:
+                raise ParameterError("string_labels replaces labels and relabelling (got labels or relabel=True)")
+            self.string_labels = list(string_labels)
+            if any(not a < b for a, b in zip(self.string_labels, self.string_labels[1:])):
+                raise ParameterError("string_labels must be strictly increasing")
+            num_vertices, relabel = len(self.string_labels), False
         self.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                            chunk_arcs=chunk_arcs, workers=workers, device=device)
         self._gpu = check_device(device)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ooc_graph.errors import InputError, choice
 
+from .strings import columns, first_lines, numeric, string_file_source
 from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
                    parse_arrow, parse_plain, stem)
 
@@ -33,6 +34,7 @@ class Source:
     size: int | None = None             # for progress: total in ``unit``s, and how far reading is
     position: Callable[[], int] | None = None
     unit: str = "B"
+    string_labels: list | None = None   # string ids, sorted: the chunks' ids are positions in it
 
 
 def _file_progress(f: InputFile) -> dict:
@@ -76,13 +78,7 @@ def _block_edges(blk: Block, cols):
     path = blk.path
     if not blk.data_lines.size:
         return None, None, None, None
-    blk.check_columns(cols)
-    ncol = int(blk.counts[blk.data_lines[0]])
-    if (blk.counts[blk.data_lines] != ncol).any():
-        row = int(np.flatnonzero(blk.counts[blk.data_lines] != ncol)[0])
-        raise InputError(f"expected {ncol} columns like the lines before, found "
-                         f"{int(blk.counts[blk.data_lines[row]])}", path=path, line=blk.line_of(row),
-                         value=blk.line_text(row))
+    ncol = columns(blk, cols)
     if ncol == 2:
         vals = blk.numbers(np.int64).reshape(-1, 2)
         src, dst, w = vals[:, 0], vals[:, 1], None
@@ -123,25 +119,44 @@ def _declared(chunks, path: Path, declared: int, what: str):
 
 
 def read_edgelist(path: Path, opts: dict) -> Source:
-    """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments."""
+    """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments. Ids are
+    integers, or strings (``string_ids``; by default when the first line's ids are not numbers)."""
     delim = opts.get("delimiter")
+    delim = delim.encode() if delim else None
+    strings = opts.get("string_ids")
+    if strings is None:
+        first = first_lines(path, delim, 1)
+        strings = bool(first) and not numeric(first[0][:2])
+    if strings:
+        return string_file_source(path, delimiter=delim, block_bytes=_block_bytes(opts))
     f = InputFile(path)
-    return Source(_text_edges(f, delimiter=delim.encode() if delim else None, **_reading(opts)),
-                  **_file_progress(f))
+    return Source(_text_edges(f, delimiter=delim, **_reading(opts)), **_file_progress(f))
 
 
 def read_csv(path: Path, opts: dict) -> Source:
-    """Comma (or ``delimiter``) separated 'u,v[,w]'; a non-numeric first line is a header."""
+    """Comma (or ``delimiter``) separated 'u,v[,w]'. Integer ids: a non-numeric first line is a
+    header. String ids (``string_ids``; by default when the first two lines' ids are not numbers):
+    the first line is a header, as pandas reads a CSV, unless ``header=False``."""
     delim = (opts.get("delimiter") or ",").encode()
+    head = first_lines(path, delim, 2, comments=b"")
+    strings, header = opts.get("string_ids"), opts.get("header")
+    if strings is None:
+        strings = bool(head) and not numeric(head[0][:2]) and (len(head) == 1 or not numeric(head[1][:2]))
     f = InputFile(path)
     first = f.readline()
-    tokens = first.replace(delim, b" ").split()
-    is_header = bool(tokens) and not all(re.fullmatch(rb"[-+]?[0-9.eE+-]+", t) for t in tokens)
-    if not is_header:
+    if header is None:
+        header = strings or (bool(first.strip()) and not numeric(first.replace(delim, b" ").split()))
+    info = {"header": clip(first) if header else None}
+    if strings:
+        f.close()
+        source = string_file_source(path, delimiter=delim, block_bytes=_block_bytes(opts), skip_first=header)
+        source.info.update(info)
+        return source
+    if not header:
         f.close()
         f = InputFile(path)
-    return Source(_text_edges(f, delimiter=delim, first_line=2 if is_header else 1, **_reading(opts)),
-                  info={"header": clip(first) if is_header else None}, **_file_progress(f))
+    return Source(_text_edges(f, delimiter=delim, first_line=2 if header else 1, **_reading(opts)),
+                  info=info, **_file_progress(f))
 
 
 _MM = re.compile(rb"%%MatrixMarket\s+(\w+)\s+(\w+)\s+(\w+)\s+(\w+)", re.I)
@@ -328,6 +343,8 @@ def array_source(arr, name="array", step=1 << 24) -> Source:
         cols = [np.asarray(c) for c in (arr[:2] if len(arr) == 3 and arr[2] is None else arr)]  # (src, dst, None)
         if len(cols) not in (2, 3):
             raise InputError(f"{name}: expected (src, dst) or (src, dst, weight), got {len(cols)} arrays")
+        if any(c.ndim != 1 for c in cols):
+            raise InputError(f"{name}: expected 1-D arrays (src, dst[, weight]), got shapes {[c.shape for c in cols]}")
     else:
         arr = np.asarray(arr) if not isinstance(arr, np.memmap) else arr
         if arr.ndim != 2 or arr.shape[1] not in (2, 3):

@@ -19,6 +19,7 @@ from ooc_graph._parallel import ordered_map
 from ooc_graph._progress import progress_bar
 from ooc_graph.partitioning.cel import blocks_of_sorted
 from ooc_graph.store import _format as F
+from ooc_graph.store.graph import encode_labels
 from ooc_graph.store.writer import append, create_appendable, write_array
 
 from . import buckets as B
@@ -107,6 +108,10 @@ class StoreWriting:
             aug.finish((F.AUG_BLOCK_SRC, F.AUG_BLOCK_DST, F.AUG_BLOCK_OFFSETS))
         if labels is not None:
             write_array(h5, F.LABELS, labels.astype(np.int64))
+        if self.string_labels is not None:
+            data, offsets = encode_labels(self.string_labels)
+            write_array(h5, F.LABEL_BYTES, data)
+            write_array(h5, F.LABEL_OFFSETS, offsets)
         h5.create_group(F.RESULTS)
 
         self.stages.add("tables", time.perf_counter() - t)
