@@ -28,6 +28,16 @@ def check_positive_int(name, value) -> int:
     return int(value)
 
 
+def check_iteration(max_iter, tol, weight=None) -> int:
+    """The iterative algorithms' shared keywords: ``max_iter`` as an int, a positive ``tol`` and
+    ``weight`` None or an edge attribute name (ParameterError otherwise)."""
+    if not tol > 0:
+        raise ParameterError(f"tol must be positive (got {tol!r})")
+    if weight is not None and not isinstance(weight, str):
+        raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
+    return check_positive_int("max_iter", max_iter)
+
+
 # The most per-vertex float64 arrays any algorithm keeps (PageRank), counted against the budgets.
 STATE_ARRAYS = 5
 

@@ -6,10 +6,9 @@ import logging
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int, initial_vector
+from ._common import Run, as_graph, check_iteration, initial_vector
 from ._result import CentralityResult
 
 __all__ = ["eigenvector_centrality"]
@@ -41,11 +40,7 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     >>> np.round(ooc_graph.eigenvector_centrality(G, device="cpu", tol=1e-12).values, 4).tolist()
     [0.5, 0.7071, 0.5]
     """
-    max_iter = check_positive_int("max_iter", max_iter)
-    if not tol > 0:
-        raise ParameterError(f"tol must be positive (got {tol!r})")
-    if weight is not None and not isinstance(weight, str):
-        raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
+    max_iter = check_iteration(max_iter, tol, weight)
     g = as_graph(G)
     n = g.num_vertices
     x0 = initial_vector(g, nstart, "nstart")

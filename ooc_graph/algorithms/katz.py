@@ -9,7 +9,7 @@ import numpy as np
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int, initial_vector
+from ._common import Run, as_graph, check_iteration, initial_vector
 from ._result import CentralityResult
 
 __all__ = ["katz_centrality"]
@@ -40,11 +40,7 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
     >>> np.round(ooc_graph.katz_centrality(G, device="cpu", normalized=False).values, 3).tolist()
     [1.0, 1.2, 1.0]
     """
-    max_iter = check_positive_int("max_iter", max_iter)
-    if not tol > 0:
-        raise ParameterError(f"tol must be positive (got {tol!r})")
-    if weight is not None and not isinstance(weight, str):
-        raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
+    max_iter = check_iteration(max_iter, tol, weight)
     g = as_graph(G)
     n = g.num_vertices
     if isinstance(beta, dict) and len({g.vertex_id(v) for v in beta}) != n:
