@@ -81,6 +81,31 @@ def timed(G, name, kw, warm, device):
             "iterations": r.iterations, "passes": r.stats["passes"], "converged": r.converged, "device": r.device}
 
 
+def reference_seconds(reference, H, k, timeout):
+    """Seconds networkx takes, run in a forked child so that a call past ``timeout`` seconds can
+    be stopped: ``(seconds or None, error or None)``."""
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")  # the child inherits H; it never touches the GPU
+    queue = ctx.Queue()
+
+    def child():
+        import networkx as nx
+        t = time.perf_counter()
+        try:
+            reference(nx, H, k)
+            queue.put((time.perf_counter() - t, None))
+        except nx.NetworkXException as err:  # e.g. a power iteration that does not converge
+            queue.put((None, str(err)))
+    proc = ctx.Process(target=child)
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return None, f"stopped after {timeout:.0f} s"
+    return queue.get() if not queue.empty() else (None, f"exit code {proc.exitcode}")
+
+
 def section(G, name, a):
     print(f"{name}: {G!r}", flush=True)
     H = None
@@ -92,12 +117,9 @@ def section(G, name, a):
         kw = dict(kw, k=a.k) if algo == "betweenness_centrality" else kw
         row = timed(G, algo, kw, a.warm, a.device)
         if H is not None and reference is not None:
-            t = time.perf_counter()
-            try:
-                reference(nx, H, a.k)
-                row["networkx_s"] = time.perf_counter() - t
-            except nx.NetworkXException as err:  # e.g. a power iteration that does not converge
-                row["networkx_s"], row["networkx_error"] = None, str(err)
+            row["networkx_s"], error = reference_seconds(reference, H, a.k, a.nx_timeout)
+            if error:
+                row["networkx_error"] = error
         if algo == "scc":
             row["scipy_s"] = scipy_scc(G)
         rows.append(row)
@@ -113,6 +135,8 @@ def table(record) -> str:
     for s in record["sections"]:
         for r in s["rows"]:
             ref = {k: ("—" if r.get(k) is None else f"{r[k]:.3f}") for k in ("networkx_s", "scipy_s")}
+            if r.get("networkx_error"):
+                ref["networkx_s"] = r["networkx_error"]
             lines.append(f"| {s['graph']} | {r['algorithm']} | {r['device']} | {r['cold_s']:.3f} | {r['warm_s']:.3f} "
                          f"| {r['iterations']} | {ref['networkx_s']} | {ref['scipy_s']} |")
     return "\n".join(lines)
@@ -127,6 +151,7 @@ def main():
     ap.add_argument("--k", type=int, default=16, help="betweenness: sampled sources")
     ap.add_argument("--nx-max-arcs", type=int, default=5_000_000,
                     help="run networkx only on graphs with at most this many arcs (0: never)")
+    ap.add_argument("--nx-timeout", type=float, default=120.0, help="seconds before a networkx call is stopped")
     ap.add_argument("--work", default="/tmp/ooc-operator-algorithms", help="where the stores are written")
     ap.add_argument("--out", default=".", help="folder for operator-algorithms.json")
     a = ap.parse_args()

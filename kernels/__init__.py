@@ -8,8 +8,16 @@ Both modules expose the same functions with the same signatures:
 - ``hook_min(batch, parent, changed)``: hang the larger of two roots under the smaller (WCC)
 - ``tight_parent(batch, dist, plus, parent, resolved)``: smallest u with ``dist[u] + w == dist[v]``
 - ``advance_min(indptr, indices, weights, frontier, state, plus, changed)``: frontier advance on a CSR
+- ``bottom_up(indptr, indices, state, level, next_level, changed, lo, hi)``: a bottom-up BFS level
+  over an in-CSR (direction optimisation)
+- ``first_parent(indptr, indices, weights, dist, plus, parent, lo, hi)``: shortest-path-tree
+  parents read from an in-CSR (positive increments)
 - ``scatter_min(state, ids, values, changed)``: merge (id, value) pairs by minimum (distributed runs)
 - ``pagerank_step(y, x, p, inv, alpha, lost, contrib)``: one fused PageRank update of a vertex range
+
+The GPU module (``gpu``, with ``gpu_module``, ``gpu_transfer`` and ``gpu_traversal`` behind it)
+adds transfers (``to_device``, ``to_host``, ``pin_host``/``unpin_host`` for result memory) and
+``advance_levels`` (many small levels on the device between looks from the host).
 
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of
 files, stores, dask or scheduling: the engine hands them arrays.

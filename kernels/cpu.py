@@ -249,6 +249,39 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     changed[v[state[v] < before]] = 1
 
 
+def _rows(indptr, vertices):
+    """Positions of the arcs of CSR rows ``vertices`` (in order) and each arc's row number."""
+    start = np.asarray(indptr[vertices], np.int64)
+    deg = np.asarray(indptr[vertices + 1], np.int64) - start
+    row = np.repeat(np.arange(vertices.size), deg)
+    return np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(deg) - deg, deg) + start[row], row
+
+
+def bottom_up(indptr, indices, state, level: float, next_level: float, changed, lo: int, hi: int) -> None:
+    """One bottom-up level over an in-CSR (as :func:`.gpu_traversal.bottom_up`): every vertex of
+    ``[lo, hi)`` not reached with an in-neighbour at ``level`` takes ``next_level``. NumPy looks
+    at every in-arc of the unreached vertices (the GPU stops at the first hit)."""
+    todo = lo + np.flatnonzero(np.isinf(state[lo:hi]))
+    pos, row = _rows(indptr, todo)
+    hit = np.zeros(todo.size, dtype=bool)
+    hit[row[state[indices[pos]] == level]] = True
+    state[todo[hit]] = next_level
+    changed[todo[hit]] = 1
+
+
+def first_parent(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
+    """``parent[v]`` for ``v`` in ``[lo, hi)``: the smallest in-neighbour ``u`` with
+    ``dist[u] < dist[v]`` and ``dist[u] + w == dist[v]`` (as :func:`.gpu_traversal.first_parent`);
+    vertices without one keep their value."""
+    todo = lo + np.flatnonzero(np.isfinite(dist[lo:hi]))
+    pos, row = _rows(indptr, todo)
+    u = indices[pos].astype(np.int64)
+    dv = dist[todo[row]]
+    tight = (dist[u] < dv) & (_plus(dist[u], None if weights is None else weights[pos].astype(np.float64), plus) == dv)
+    rows, first = np.unique(row[tight], return_index=True)  # rows ascend: the first tight arc is the smallest u
+    parent[todo[rows]] = u[tight][first]
+
+
 def scatter_min(state, ids, values, changed) -> None:
     """``state[ids] = min(state[ids], values)`` (repeated ids allowed); ``changed[ids] = 1``:
     merging the vertices other workers changed (distributed runs)."""

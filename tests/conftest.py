@@ -66,6 +66,21 @@ def random_edges(rng, *, n, m, weighted=False, loops=True, dupes=True, big_ids=F
     return src.astype(np.int64), dst.astype(np.int64), w
 
 
+def hub_edges(rng, *, n, weighted=False):
+    """A graph whose BFS from vertex 0 turns bottom-up: vertex 0 reaches a third of the vertices
+    at once, random arcs (self-loops, duplicates) among the first 90%, and a chain through the
+    rest (long thin levels at the end where the hub points into it, unreachable parts where it
+    does not). Weights in 1/8..8, exact in float32, never 0."""
+    hub = rng.choice(np.arange(1, n), size=max(1, n // 3), replace=False)
+    core = int(n * 0.9)
+    src, dst, _ = random_edges(rng, n=core, m=4 * n)
+    tail = np.arange(core, n - 1)
+    src = np.concatenate([np.zeros(hub.size, np.int64), src, tail])
+    dst = np.concatenate([hub, dst, tail + 1])
+    w = rng.integers(1, 65, src.size) / 8.0 if weighted else None
+    return src.astype(np.int64), dst.astype(np.int64), w
+
+
 def nx_graph(src, dst, w, *, directed, n=None, dedupe=True, nodes=None):
     """The reference graph: duplicates merged keeping the smallest weight, as the store does."""
     import networkx as nx

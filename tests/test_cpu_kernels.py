@@ -11,7 +11,7 @@ from scipy.sparse import csgraph
 
 import ooc_graph
 from ooc_graph import UNREACHABLE
-from ooc_graph.engine import core
+from ooc_graph.engine import traversal
 from ooc_graph.kernels import cpu
 
 from conftest import edge_array, random_edges
@@ -23,15 +23,15 @@ ARRAYS = {"bfs": ("depth", "parent"), "sssp": ("distance", "parent"), "wcc": ("l
 
 def _run(G, source, *, compiled: bool, whole: bool = True, memory=None):
     """Every algorithm's result arrays with the compiled kernels or the NumPy reference."""
-    saved = cpu.USE_COMPILED, core.WHOLE_TRAVERSAL
-    cpu.USE_COMPILED, core.WHOLE_TRAVERSAL = compiled, whole
+    saved = cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL
+    cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL = compiled, whole
     try:
         G.release()
         kw = dict(device="cpu", memory=memory)
         results = {"bfs": ooc_graph.bfs(G, source, **kw), "sssp": ooc_graph.sssp(G, source, **kw),
                    "wcc": ooc_graph.wcc(G, **kw), "pagerank": ooc_graph.pagerank(G, tol=1e-13, **kw)}
     finally:
-        cpu.USE_COMPILED, core.WHOLE_TRAVERSAL = saved
+        cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL = saved
         G.release()
     return results
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import core
+from ooc_graph.engine import traversal
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
-from conftest import edge_array, random_edges
+from conftest import edge_array, hub_edges, random_edges
 from test_ldbc import CASES as LDBC_CASES
 from test_ldbc import read_expected
 
@@ -129,6 +129,22 @@ def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch
     dist = ooc_graph.submit(client, "bfs", G, workers=2, source=0).result(timeout=120)
     same(local, dist, "bfs")
     assert dist.stats["advances"] > 0  # small frontiers went over the CSR, split between the ranks
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_bottom_up_levels_across_workers(client, tmp_path, size):
+    """Direction-optimised BFS split across workers: each looks for parents of its own unreached
+    vertices over the in-CSR and finds the parents of its own vertices from their in-arcs."""
+    rng = np.random.default_rng(size)
+    src, dst, w = hub_edges(rng, n=900, weighted=True)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "h.h5", num_vertices=902, interval_size=64,
+                          chunk_arcs=256, progress=False)
+    for algo in ("bfs", "sssp"):
+        local = getattr(ooc_graph, algo)(G, 0, device="cpu")
+        dist = ooc_graph.submit(client, algo, G, workers=size, source=0).result(timeout=120)
+        same(local, dist, algo)
+        if algo == "bfs":
+            assert dist.stats["bottom_up"] >= size  # every rank took the bottom-up levels
 
 
 @pytest.mark.parametrize("case,inp,fmt,directed,algo,params,expected", LDBC_CASES, ids=[c[0] for c in LDBC_CASES])
@@ -276,7 +292,7 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
 @pytest.mark.parametrize("seed", range(4))
 def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
     """Several GPUs (dask-cuda, NCCL): the one-process GPU answers, with budgets that stream."""
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION][seed % 2])
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION][seed % 2])
     rng = np.random.default_rng(900 + seed)
     n = int(rng.integers(50, 3000))
     src, dst, w = random_edges(rng, n=n, m=8 * n, weighted=seed % 2 == 0)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, core
+from ooc_graph.engine import Engine, traversal
 from ooc_graph.engine.expression import LIBRARY, compile_function
 from ooc_graph.errors import ParameterError
 from ooc_graph.kernels import cpu, edge_codegen
@@ -69,7 +69,7 @@ CASES = [(seed, seed % 2 == 0, seed % 3 == 0, [1, 2, 5, None][seed % 4], [1, 3, 
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs", CASES)
 def test_against_reference(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, device):
     # Frontier passes as CSR advances (one process, CPU, where the CSR fits the budget) or chunk passes.
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, np.inf][(seed // 2) % 2])
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, np.inf][(seed // 2) % 2])
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 30))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 3 * n + 1)), weighted=weighted)
@@ -246,8 +246,8 @@ def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
     frontier = np.zeros(G.num_vertices, dtype=bool)
     frontier[[0, 17, 450]] = True
     got = {}
-    for fraction in (0.0, core.ADVANCE_FRACTION):
-        monkeypatch.setattr(core, "ADVANCE_FRACTION", fraction)
+    for fraction in (0.0, traversal.ADVANCE_FRACTION):
+        monkeypatch.setattr(traversal, "ADVANCE_FRACTION", fraction)
         before = e.stats.advances
         got[fraction] = [e.edge_map(f, x, monoid=m, frontier=frontier, direction=d)
                          for f, m, d in (("src * w", "sum", "in"), ("src + w", "min", "out"), ("src", "or", "both"))]

@@ -5,10 +5,12 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, core, get_backend, stream
+from ooc_graph.engine import Engine, get_backend, stream, traversal
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
 from ooc_graph.kernels import cpu
+
+from conftest import hub_edges
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +61,8 @@ def test_whole_graph_read_once_when_it_fits(graph):
 
 
 def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)  # edge-centric passes only
-    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)  # edge-centric passes only
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
     # A tall, narrow mesh: the BFS frontier lies in one or two intervals at a time.
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
@@ -68,11 +70,36 @@ def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):
 
 
 def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 300, 300, interval_size=4096, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
     assert r.stats["advances"] == r.iterations and r.depth.max() == 598
     assert r.stats["arcs_processed"] < 3 * G.num_arcs  # only the parent passes stream the CEL
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bottom_up_levels_give_the_top_down_answers(tmp_path, monkeypatch, seed):
+    """Direction-optimised traversals (bottom-up levels over the in-CSR, parents read from the
+    in-arcs) give the top-down loop's depths, distances and parents bit for bit."""
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
+    rng = np.random.default_rng(70 + seed)
+    n = int(rng.integers(100, 1500))
+    src, dst, w = hub_edges(rng, n=n, weighted=seed % 2 == 1)
+    G = ooc_graph.convert((src, dst) if w is None else (src, dst, w), tmp_path / "g.h5", num_vertices=n + 3,
+                          directed=seed % 4 < 2, interval_size=[32, 256][seed % 2], chunk_arcs=[64, 4096][seed % 2],
+                          progress=False)
+    for algo in ("bfs", "sssp"):
+        fn = getattr(ooc_graph, algo)
+        monkeypatch.setattr(traversal, "BOTTOM_UP", False)
+        ref = fn(G, 0, device="cpu")
+        monkeypatch.setattr(traversal, "BOTTOM_UP", True)
+        got = fn(G, 0, device="cpu")
+        assert ref.stats["bottom_up"] == 0
+        for name, a in ref.arrays().items():
+            np.testing.assert_array_equal(got.arrays()[name], a, err_msg=f"{algo} {name}")
+        if algo == "bfs":
+            assert got.stats["bottom_up"] >= 1
+    G.close()
 
 
 def test_csr_over_budget_falls_back_to_passes(tmp_path):
@@ -100,9 +127,9 @@ def mesh(tmp_path_factory, request):
 @pytest.mark.parametrize("execution", ["sync", "async", "auto"])
 @pytest.mark.parametrize("far", [False, True], ids=["first", "last"])
 def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, far):
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(core, "ASYNC_AFTER_PASSES", 4)
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
+    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 4)
     G = mesh
     source = G.num_vertices - 1 if far else 0  # waves towards higher ids, or towards lower ones
     ref = ooc_graph.sssp(G, source, device="cpu", execution="sync")

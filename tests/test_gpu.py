@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import core, stream
+from ooc_graph.engine import stream, traversal
 from ooc_graph.errors import DeviceError
 
-from conftest import random_edges
+from conftest import hub_edges, random_edges
 
 pytestmark = pytest.mark.gpu
 
@@ -29,7 +29,7 @@ def _same(first, second, algo):
 
 @pytest.mark.parametrize("seed", range(24))
 def test_parity_random_graphs(tmp_path, monkeypatch, seed):
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", [0.0, core.ADVANCE_FRACTION, np.inf][seed % 3])
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][seed % 3])
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 300))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 6 * n)), weighted=seed % 2 == 0)
@@ -73,7 +73,7 @@ def test_state_larger_than_budget_is_refused(rmat):
 
 
 def test_selective_scheduling_on_gpu(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="gpu")
     assert r.stats["chunks_skipped"] > r.stats["chunks_processed"]
@@ -102,8 +102,8 @@ def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
 
 @pytest.mark.parametrize("algo", ["bfs", "sssp"])
 def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, algo):
-    monkeypatch.setattr(core, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(core, "WHOLE_TRAVERSAL", False)  # the CPU reference counts its passes too
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the CPU reference counts its passes too
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 80, 24, weighted=True, interval_size=64, chunk_arcs=256,
                                 augment=True, progress=False)
     fn = getattr(ooc_graph, algo)
@@ -146,6 +146,67 @@ def test_results_come_back_whole_through_the_staging_ring(nbytes, tmp_path):
     np.testing.assert_array_equal(out[n // 3:], cp.asnumpy(a[n // 3:]))
 
 
+@pytest.mark.parametrize("nbytes", [8, 4096, (16 << 20) + 24, 100 << 20])
+def test_results_copy_straight_into_page_locked_memory(nbytes, tmp_path):
+    """Prepared result memory is page-locked (whole arrays, and a distributed rank's slice of a
+    shared memory map) and copied into directly; unpinning leaves nothing registered."""
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu, gpu_transfer
+    n = nbytes // 8
+    a = cp.arange(n, dtype=np.int64) * 7 - 3
+    out = np.empty(n, dtype=np.int64)
+    assert gpu.pin_host(out) and gpu_transfer._is_pinned(out)
+    gpu.to_host(a, out)
+    np.testing.assert_array_equal(out, cp.asnumpy(a))
+    gpu.unpin_host(out)
+    mm = np.lib.format.open_memmap(tmp_path / "r.npy", mode="w+", dtype=np.int64, shape=(n,))
+    part = mm[n // 3:]
+    assert gpu.pin_host(part) and gpu_transfer._is_pinned(part) and not gpu_transfer._is_pinned(mm)
+    gpu.to_host(a[n // 3:], part)
+    np.testing.assert_array_equal(mm[n // 3:], cp.asnumpy(a[n // 3:]))
+    gpu.unpin_host(part)
+    assert not gpu_transfer._PINNED
+
+
+def test_a_whole_call_leaves_no_memory_page_locked(tmp_path, monkeypatch):
+    """Results of 8 MB and more come back through page-locked memory, unlocked before the call
+    returns; the answers stay the CPU's."""
+    from ooc_graph.kernels import gpu, gpu_transfer
+    pinned = []
+    real = gpu.pin_host
+    monkeypatch.setattr(gpu, "pin_host", lambda a, device=None: pinned.append(a.nbytes) or real(a, device))
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 20, 2, seed=1, progress=False)
+    for algo, kw in (("bfs", {"source": 0}), ("pagerank", {"tol": 1e-10})):
+        cpu, gpu_result = _pair(G, algo, **kw)
+        _same(cpu, gpu_result, algo)
+        assert not gpu_transfer._PINNED
+    assert pinned == [8 << 20] * 3  # depth and parent, then PageRank's values
+    G.close()
+
+
+@pytest.mark.parametrize("balanced", [True, False], ids=["arc-balanced", "warp-per-vertex"])
+@pytest.mark.parametrize("seed", range(6))
+def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, seed, balanced):
+    """Bottom-up levels over the in-CSR and parents from the in-arcs on the GPU: the CPU's
+    depths, distances and parents bit for bit, with either top-down advance."""
+    from ooc_graph.kernels import gpu_traversal
+    monkeypatch.setattr(gpu_traversal, "BALANCED", balanced)
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(100, 5000))
+    src, dst, w = hub_edges(rng, n=n, weighted=seed % 2 == 1)
+    G = ooc_graph.convert((src, dst) if w is None else (src, dst, w), tmp_path / "g.h5", num_vertices=n + 3,
+                          directed=seed % 4 < 2, interval_size=[64, 1024][seed % 2], progress=False)
+    for algo in ("bfs", "sssp"):
+        cpu, gpu_result = _pair(G, algo, source=0)
+        _same(cpu, gpu_result, algo)
+        if algo == "bfs":
+            assert gpu_result.stats["bottom_up"] >= 1
+    monkeypatch.setattr(traversal, "BOTTOM_UP", False)
+    _same(cpu, ooc_graph.sssp(G, 0, device="gpu"), "sssp")
+    G.close()
+
+
 @pytest.mark.parametrize("nbytes", [0, 8, (16 << 20) - 8, 16 << 20, (100 << 20) + 24])
 def test_host_arrays_reach_the_device_whole_through_the_staging_ring(nbytes):
     import cupy as cp
@@ -162,8 +223,8 @@ def test_host_arrays_reach_the_device_whole_through_the_staging_ring(nbytes):
 def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch, capacity, weighted):
     """Small frontiers advance many levels without the host (kernels.gpu.advance_levels); a
     frontier that outgrows the queue (capacity 8) hands over to the host loop exactly."""
-    from ooc_graph.kernels import gpu
-    monkeypatch.setattr(gpu, "QUEUE_CAPACITY", capacity)
+    from ooc_graph.kernels import gpu_traversal
+    monkeypatch.setattr(gpu_traversal, "QUEUE_CAPACITY", capacity)
     rng = np.random.default_rng(capacity + weighted)
     side = 40  # a grid: ~80 levels of small frontiers, then a random graph: frontiers that explode
     grid = [(r * side + c, r * side + c + 1) for r in range(side) for c in range(side - 1)] + \
@@ -177,7 +238,7 @@ def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch,
         for algo in ("bfs", "sssp"):
             cpu, gpu_result = _pair(G, algo, source=source)
             _same(cpu, gpu_result, algo)
-            monkeypatch.setattr(core, "QUEUED_LEVELS", False)
+            monkeypatch.setattr(traversal, "QUEUED_LEVELS", False)
             _same(cpu, getattr(ooc_graph, algo)(G, device="gpu", source=source), algo)
-            monkeypatch.setattr(core, "QUEUED_LEVELS", True)
+            monkeypatch.setattr(traversal, "QUEUED_LEVELS", True)
     assert gpu_result.stats["advances"] >= 1

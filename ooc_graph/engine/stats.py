@@ -11,6 +11,7 @@ from .trace import PassTrace, summarize
 class Stats:
     passes: int = 0
     advances: int = 0
+    bottom_up: int = 0  # bottom-up levels over the in-CSR (direction-optimised traversals)
     traversals: int = 0  # whole traversals over a CSR in memory, in one compiled call (CPU)
     local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
     back_arcs: int = 0  # arcs of the CEL augmentation relaxed (async mode, augmented stores)

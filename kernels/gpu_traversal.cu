@@ -1,0 +1,156 @@
+// ooc_graph traversal kernels over device CSRs (compiled with gpu_kernels.cu, whose conventions
+// they share: float64 states compared as IEEE-754 bit patterns, OOC_INF for "not reached").
+// Rows of an in-CSR list their sources in ascending order (partitioning/FORMAT.md), which the
+// bottom-up and parent kernels rely on to find the smallest qualifying in-neighbour first.
+
+// Frontier advance over a CSR, one warp per frontier vertex u: for each arc u->v,
+// state[v] = min(state[v], state[u] + w); changed[v] = 1 where it dropped.
+template <typename W>
+__global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                      const W* __restrict__ w, const int use_w, const double plus,
+                                      const long long* __restrict__ frontier, const long long nf,
+                                      unsigned long long* state, unsigned char* __restrict__ changed) {
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (warp >= nf) return;
+    const long long u = frontier[warp];
+    const double su = __longlong_as_double((long long)state[u]);
+    if (su == OOC_INF) return;
+    const long long end = indptr[u + 1];
+    for (long long j = indptr[u] + lane; j < end; j += 32) {
+        const double cand = su + (use_w ? (double)w[j] : plus);
+        const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
+        const int v = indices[j];
+        if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+    }
+}
+
+// Levels of a frontier advance run back to back without the host (a road graph's BFS has
+// ~1,000 levels of a few hundred vertices: waiting for each level's size cost ~8x the kernels).
+// The frontier is a queue: queue[c] holds sizes[c] vertices; each level relaxes their out-arcs
+// (one warp per vertex, a fixed grid striding over the queue) and appends every vertex whose
+// state dropped to queue[1 - c] (a vertex lowered twice in one level may appear twice: harmless).
+// ctl: [0] stop (1: frontier empty, 2: next frontier over capacity: changed[] marks it exactly),
+// [1] levels run, [2] arcs relaxed.
+template <typename W>
+__global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                        const W* __restrict__ w, const int use_w, const double plus,
+                                        const long long* __restrict__ cur, long long* __restrict__ next,
+                                        unsigned long long* sizes, const int c, const long long cap,
+                                        unsigned long long* state, unsigned char* __restrict__ changed,
+                                        unsigned long long* ctl) {
+    if (ctl[0]) return;
+    const long long nf = (long long)sizes[c];
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (first == 0 && lane == 0) ctl[1] += 1;
+    for (long long k = first; k < nf; k += warps) {
+        const long long u = cur[k];
+        const double su = __longlong_as_double((long long)state[u]);
+        if (su == OOC_INF) continue;
+        const long long start = indptr[u], end = indptr[u + 1];
+        if (lane == 0) atomicAdd(&ctl[2], (unsigned long long)(end - start));
+        for (long long j = start + lane; j < end; j += 32) {
+            const double cand = su + (use_w ? (double)w[j] : plus);
+            const unsigned long long cv = (unsigned long long)__double_as_longlong(cand);
+            const int v = indices[j];
+            if (cv < state[v] && cv < atomicMin(&state[v], cv)) {
+                changed[v] = 1;
+                const unsigned long long at = atomicAdd(&sizes[1 - c], 1ULL);
+                if ((long long)at < cap) next[at] = v;
+            }
+        }
+    }
+}
+
+// After a level: stop if the next frontier is empty or over capacity (changed[] then marks it);
+// else clear its marks for the level after and empty the queue just read.
+__global__ void ooc_graph_queue_turn(const long long* __restrict__ next, unsigned long long* sizes, const int c,
+                                     const long long cap, unsigned char* __restrict__ changed,
+                                     unsigned long long* ctl) {
+    if (ctl[0]) return;
+    const long long size = (long long)sizes[1 - c];
+    const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (size == 0 || size > cap) {
+        if (i0 == 0) ctl[0] = size == 0 ? 1 : 2;
+        return;
+    }
+    for (long long i = i0; i < size; i += (long long)gridDim.x * blockDim.x) changed[next[i]] = 0;
+    if (i0 == 0) sizes[c] = 0;
+}
+
+// Arc-balanced frontier advance: thread i relaxes the i-th of the frontier's out-arcs, found by a
+// binary search of offsets (exclusive prefix sums of the frontier's degrees, nf + 1 of them, the
+// total last), so a vertex with a million arcs is spread over the whole GPU instead of one warp.
+// A fixed grid strides over the arcs: the total stays on the device.
+template <typename W>
+__global__ void ooc_graph_advance_balanced(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                           const W* __restrict__ w, const int use_w, const double plus,
+                                           const long long* __restrict__ frontier,
+                                           const long long* __restrict__ offsets, const long long nf,
+                                           unsigned long long* state, unsigned char* __restrict__ changed) {
+    const long long total = offsets[nf];
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long lo = 0, hi = nf - 1;  // the last frontier vertex whose arcs start at or before i
+        while (lo < hi) {
+            const long long mid = (lo + hi + 1) >> 1;
+            if (offsets[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        const long long u = frontier[lo];
+        const double su = __longlong_as_double((long long)state[u]);
+        if (su == OOC_INF) continue;
+        const long long j = indptr[u] + (i - offsets[lo]);
+        const double cand = su + (use_w ? (double)w[j] : plus);
+        const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
+        const int v = indices[j];
+        if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+    }
+}
+
+// One bottom-up level (Beamer's direction-optimising BFS): every vertex v in [lo, hi) not yet
+// reached looks through its in-arcs for a vertex of the frontier -- exactly the vertices whose
+// state is `level` in a level-synchronous traversal with a constant increment -- and takes
+// `next` at the first one found. Writes never make a state equal `level`, so the reads need no
+// order among threads.
+__global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                    const long long lo, const long long hi, const double level,
+                                    const double next, unsigned long long* state,
+                                    unsigned char* __restrict__ changed) {
+    const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= hi) return;
+    if (state[v] != (unsigned long long)__double_as_longlong(OOC_INF)) return;
+    const unsigned long long want = (unsigned long long)__double_as_longlong(level);
+    const long long end = indptr[v + 1];
+    for (long long j = indptr[v]; j < end; ++j) {
+        if (state[indices[j]] == want) {
+            state[v] = (unsigned long long)__double_as_longlong(next);
+            changed[v] = 1;
+            return;
+        }
+    }
+}
+
+// parent[v] for v in [lo, hi): the first u of v's in-arcs (the smallest: rows are ascending) with
+// dist[u] < dist[v] and dist[u] + w == dist[v] -- the strict rule of ooc_graph_tight_parent, found
+// without scanning every arc. Vertices without such an arc keep parent[v].
+template <typename W>
+__global__ void ooc_graph_first_parent(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                       const W* __restrict__ w, const int use_w, const double plus,
+                                       const double* __restrict__ dist, const long long lo, const long long hi,
+                                       long long* __restrict__ parent) {
+    const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= hi) return;
+    const double dv = dist[v];
+    if (dv == OOC_INF) return;
+    const long long end = indptr[v + 1];
+    for (long long j = indptr[v]; j < end; ++j) {
+        const int u = indices[j];
+        const double du = dist[u];
+        if (du < dv && du + (use_w ? (double)w[j] : plus) == dv) {
+            parent[v] = u;
+            return;
+        }
+    }
+}

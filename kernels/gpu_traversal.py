@@ -1,0 +1,99 @@
+"""GPU traversals over device CSRs (kernels in ``gpu_traversal.cu``): frontier advances (one warp
+per vertex, or arc-balanced), levels of small frontiers queued on the device, bottom-up levels of
+a direction-optimising BFS, and shortest-path-tree parents read from the in-arcs. The engine
+(``ooc_graph.engine.traversal``) chooses among them per level."""
+
+from __future__ import annotations
+
+import cupy as cp
+import numpy as np
+
+from .gpu_module import _THREADS, _kernel, _launch, _plus, _weights
+
+# advance_min spreads a frontier's arcs evenly over the GPU (a binary search per arc) instead of
+# giving each vertex one warp, which left one warp to relax all of a hub's arcs: the first BFS
+# level from the top vertex of R-MAT-24 took 9.8 ms on an H200 that way.
+BALANCED = True
+_BALANCED_BLOCKS = 4096
+
+
+def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> None:
+    """Frontier advance over a device CSR (weights float64 or None): ``state[v] = min(state[v],
+    state[u] + w)`` over the out-arcs of the ``frontier`` vertices; ``changed[v] = 1`` where it
+    dropped."""
+    nf = int(frontier.size)
+    if not nf:
+        return
+    w, use_w, wt = _weights(weights, plus)
+    if not BALANCED:
+        _launch(f"ooc_graph_advance_min<{wt}>", 32 * nf, (indptr, indices, w, use_w, _plus(plus), frontier,
+                                                         np.int64(nf), state.view(cp.uint64), changed))
+        return
+    offsets = cp.zeros(nf + 1, dtype=np.int64)
+    cp.cumsum(indptr[frontier + 1] - indptr[frontier], out=offsets[1:])
+    blocks = min(_BALANCED_BLOCKS, max(1, (32 * nf + _THREADS - 1) // _THREADS))
+    _kernel(f"ooc_graph_advance_balanced<{wt}>")(
+        (blocks,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), frontier, offsets, np.int64(nf),
+                                 state.view(cp.uint64), changed))
+
+
+def bottom_up(indptr, indices, state, level: float, next_level: float, changed, lo: int, hi: int) -> None:
+    """One bottom-up level over the in-CSR ``(indptr, indices)``: every vertex in ``[lo, hi)`` with
+    an infinite state and an in-neighbour whose state is ``level`` takes ``next_level`` and is
+    marked in ``changed``. Exact only while the traversal is level-synchronous with a constant
+    increment (the frontier is then exactly the vertices at ``level``)."""
+    _launch("ooc_graph_bottom_up", hi - lo, (indptr, indices, np.int64(lo), np.int64(hi), np.float64(level),
+                                             np.float64(next_level), state.view(cp.uint64), changed))
+
+
+def first_parent(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
+    """``parent[v]`` for ``v`` in ``[lo, hi)``: the smallest ``u`` with an arc ``u→v``,
+    ``dist[u] < dist[v]`` and ``dist[u] + w == dist[v]``, from the in-CSR (rows ascending; weights
+    float64 or None); vertices without one keep their value. With positive increments this is
+    the whole shortest-path tree (:meth:`Engine.tight_parents`' rule)."""
+    w, use_w, wt = _weights(weights, plus)
+    _launch(f"ooc_graph_first_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist,
+                                                       np.int64(lo), np.int64(hi), parent))
+
+
+# Frontier queues for advance_levels: vertices a level may hand on without the host, the grid
+# that strides over them, and how many levels run between two looks from the host.
+QUEUE_CAPACITY = 1 << 16
+_QUEUE_BLOCKS = 512
+LEVELS_PER_SYNC = 64
+
+
+@cp.memoize(for_each_device=True)
+def _queues():
+    return (cp.empty(QUEUE_CAPACITY, dtype=np.int64), cp.empty(QUEUE_CAPACITY, dtype=np.int64),
+            cp.zeros(2, dtype=np.uint64), cp.zeros(3, dtype=np.uint64))
+
+
+def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC):
+    """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
+    state in ``state``, ``changed`` all zero) queued back to back, then one look from the host.
+    Returns ``(levels run, arcs relaxed, the next frontier)``; ``changed`` is all zero again
+    unless the frontier outgrew the queue (then it marks that frontier, which is returned too)."""
+    q = _queues()
+    cur, nxt, sizes, ctl = q
+    nf = int(frontier.size)
+    cur[:nf] = frontier
+    sizes[0], sizes[1] = nf, 0
+    ctl.fill(0)
+    w, use_w, wt = _weights(weights, plus)
+    advance = _kernel(f"ooc_graph_advance_queue<{wt}>")
+    turn = _kernel("ooc_graph_queue_turn")
+    st = state.view(cp.uint64)
+    c = 0
+    for _ in range(levels):
+        a, b = q[c], q[1 - c]
+        advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), a, b, sizes, np.int32(c),
+                                                np.int64(QUEUE_CAPACITY), st, changed, ctl))
+        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), changed, ctl))
+        c = 1 - c
+    stop, ran, arcs, size0, size1 = (int(v) for v in cp.concatenate([ctl, sizes]).get())
+    if stop == 1:
+        return ran, arcs, cp.empty(0, dtype=np.int64)
+    if stop == 2:
+        return ran, arcs, cp.flatnonzero(changed)
+    return ran, arcs, q[c][:(size0, size1)[c]].copy()
