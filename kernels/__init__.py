@@ -16,7 +16,7 @@ Both modules expose the same functions with the same signatures:
 - ``pagerank_step(y, x, p, inv, alpha, lost, contrib)``: one fused PageRank update of a vertex range
 
 The GPU module (``gpu``, with ``gpu_module``, ``gpu_transfer`` and ``gpu_traversal`` behind it)
-adds transfers (``to_device``, ``to_host``, ``pin_host``/``unpin_host`` for result memory) and
+adds transfers (``to_device``, ``to_host`` at bus speed through a pinned ring) and
 ``advance_levels`` (many small levels on the device between looks from the host).
 
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of

@@ -1,10 +1,9 @@
 """Host↔device transfers of the GPU backend: the ring of staging slots that uploads chunks on a
 copy stream, pinned host arrays for reads from the store, arrays up and results down at bus
-speed, and page-locking of result memory prepared in advance."""
+speed."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 
@@ -134,12 +133,6 @@ def to_host(array, out=None) -> np.ndarray:
     array = cp.ascontiguousarray(array)
     if out is None:
         out = np.empty(array.shape, dtype=array.dtype)
-    if array.nbytes and _is_pinned(out):  # straight into page-locked memory: one copy at bus speed
-        stream = cp.cuda.get_current_stream()
-        cp.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes,
-                                    cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        stream.synchronize()
-        return out
     if array.nbytes < 2 * _STAGE_BYTES:
         array.get(out=out)
         return out
@@ -169,56 +162,3 @@ def _to_host_staged(array, out):
     for f in sum(pending, []):
         f.result()
     return out
-
-
-
-
-# Result memory prepared while the device computes (ooc_graph.engine.hostbuf) is page-locked
-# where CUDA allows, so the result is copied once, at bus speed, instead of through the ring and
-# a host copy (the ring measured 12.7 GB/s for a 268 MB BFS result on an H200 host, and a
-# distributed rank's shared-memory slice 2.4 GB/s). Registered ranges, page-aligned:
-_PINNED: dict = {}  # first page address -> end address
-_PINNED_LOCK = threading.Lock()
-_PAGE = mmap.PAGESIZE
-_REGISTER_PORTABLE = 1  # cudaHostRegisterPortable: locked for every context of the process
-
-
-def _pages(array) -> tuple:
-    start = array.ctypes.data
-    return start // _PAGE * _PAGE, -(-(start + array.nbytes) // _PAGE) * _PAGE
-
-
-def pin_host(array, device: int | None = None) -> bool:
-    """Page-lock the pages under ``array`` (a C-contiguous host array or a slice of one, e.g. a
-    rank's part of a shared-memory result) so that :func:`to_host` copies into it directly;
-    False where CUDA refuses (then copies take the staging ring). ``device``: the CUDA device
-    whose context registers it (a background thread must not open one on device 0). Undo with
-    :func:`unpin_host` before the memory is freed."""
-    if array.nbytes == 0:
-        return False
-    lo, hi = _pages(array)
-    try:
-        with cp.cuda.Device(device if device is not None else cp.cuda.runtime.getDevice()):
-            cp.cuda.runtime.hostRegister(lo, hi - lo, _REGISTER_PORTABLE)
-    except cp.cuda.runtime.CUDARuntimeError:
-        return False
-    with _PINNED_LOCK:
-        _PINNED[lo] = hi
-    return True
-
-
-def unpin_host(array) -> None:
-    """Undo :func:`pin_host` for ``array`` (nothing if it was not pinned)."""
-    lo, _ = _pages(array)
-    with _PINNED_LOCK:
-        if _PINNED.pop(lo, None) is None:
-            return
-    cp.cuda.runtime.hostUnregister(lo)
-
-
-def _is_pinned(out) -> bool:
-    if not out.flags.c_contiguous:
-        return False
-    start, stop = out.ctypes.data, out.ctypes.data + out.nbytes
-    with _PINNED_LOCK:
-        return any(lo <= start and stop <= hi for lo, hi in _PINNED.items())

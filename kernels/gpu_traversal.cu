@@ -30,8 +30,8 @@ __global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, cons
 // The frontier is a queue: queue[c] holds sizes[c] vertices; each level relaxes their out-arcs
 // (one warp per vertex, a fixed grid striding over the queue) and appends every vertex whose
 // state dropped to queue[1 - c] (a vertex lowered twice in one level may appear twice: harmless).
-// ctl: [0] stop (1: frontier empty, 2: next frontier over capacity: changed[] marks it exactly),
-// [1] levels run, [2] arcs relaxed.
+// ctl: [0] stop (1: frontier empty, 2: next frontier over capacity or over its arc limit:
+// changed[] marks it exactly), [1] levels run, [2] arcs relaxed, [3] out-arcs of the next frontier.
 template <typename W>
 __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                         const W* __restrict__ w, const int use_w, const double plus,
@@ -59,25 +59,28 @@ __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, co
                 changed[v] = 1;
                 const unsigned long long at = atomicAdd(&sizes[1 - c], 1ULL);
                 if ((long long)at < cap) next[at] = v;
+                atomicAdd(&ctl[3], (unsigned long long)(indptr[v + 1] - indptr[v]));
             }
         }
     }
 }
 
-// After a level: stop if the next frontier is empty or over capacity (changed[] then marks it);
-// else clear its marks for the level after and empty the queue just read.
+// After a level: stop if the next frontier is empty, over capacity or has more than max_arcs
+// out-arcs (the host then chooses how to take it on; changed[] marks it); else clear its marks
+// for the level after and empty the queue just read.
 __global__ void ooc_graph_queue_turn(const long long* __restrict__ next, unsigned long long* sizes, const int c,
-                                     const long long cap, unsigned char* __restrict__ changed,
-                                     unsigned long long* ctl) {
+                                     const long long cap, const unsigned long long max_arcs,
+                                     unsigned char* __restrict__ changed, unsigned long long* ctl) {
     if (ctl[0]) return;
     const long long size = (long long)sizes[1 - c];
     const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (size == 0 || size > cap) {
+    if (size == 0 || size > cap || ctl[3] > max_arcs) {
         if (i0 == 0) ctl[0] = size == 0 ? 1 : 2;
         return;
     }
     for (long long i = i0; i < size; i += (long long)gridDim.x * blockDim.x) changed[next[i]] = 0;
-    if (i0 == 0) sizes[c] = 0;
+    __syncthreads();  // block 0 has read ctl[3]; a block reading it after the reset sees 0: go on too
+    if (i0 == 0) { sizes[c] = 0; ctl[3] = 0; }
 }
 
 // Arc-balanced frontier advance: thread i relaxes the i-th of the frontier's out-arcs, found by a
@@ -134,23 +137,73 @@ __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const 
 
 // parent[v] for v in [lo, hi): the first u of v's in-arcs (the smallest: rows are ascending) with
 // dist[u] < dist[v] and dist[u] + w == dist[v] -- the strict rule of ooc_graph_tight_parent, found
-// without scanning every arc. Vertices without such an arc keep parent[v].
+// without scanning every arc. Vertices without such an arc keep parent[v]. One thread scans a
+// short row; rows longer than OOC_WARP_ROW go to heavy[] (warp-aggregated appends) for
+// ooc_graph_first_parent_warp: one thread alone on a hub's row (R-MAT hubs have 10^5 in-arcs,
+// few of them one level up) took longer than the whole traversal.
+#define OOC_WARP_ROW 32
 template <typename W>
 __global__ void ooc_graph_first_parent(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                        const W* __restrict__ w, const int use_w, const double plus,
                                        const double* __restrict__ dist, const long long lo, const long long hi,
-                                       long long* __restrict__ parent) {
+                                       long long* __restrict__ parent, long long* __restrict__ heavy,
+                                       unsigned long long* nheavy) {
     const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= hi) return;
-    const double dv = dist[v];
-    if (dv == OOC_INF) return;
-    const long long end = indptr[v + 1];
-    for (long long j = indptr[v]; j < end; ++j) {
+    double dv = OOC_INF;
+    long long start = 0, end = 0;
+    if (v < hi) {
+        dv = dist[v];
+        if (dv != OOC_INF) { start = indptr[v]; end = indptr[v + 1]; }
+    }
+    const bool big = end - start > OOC_WARP_ROW;
+    const unsigned many = __ballot_sync(0xffffffffu, big);
+    if (many) {
+        const int lane = threadIdx.x & 31, leader = __ffs(many) - 1;
+        unsigned long long base = 0;
+        if (lane == leader) base = atomicAdd(nheavy, (unsigned long long)__popc(many));
+        base = __shfl_sync(0xffffffffu, base, leader);
+        if (big) heavy[base + __popc(many & ((1u << lane) - 1u))] = v;
+    }
+    if (big) return;
+    for (long long j = start; j < end; ++j) {
         const int u = indices[j];
         const double du = dist[u];
         if (du < dv && du + (use_w ? (double)w[j] : plus) == dv) {
             parent[v] = u;
             return;
+        }
+    }
+}
+
+// The long rows: one warp per vertex reads 32 in-arcs at a time; the lowest lane with a tight
+// arc holds the smallest u. A fixed grid strides over the count the first kernel left on the device.
+template <typename W>
+__global__ void ooc_graph_first_parent_warp(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                            const W* __restrict__ w, const int use_w, const double plus,
+                                            const double* __restrict__ dist, const long long* __restrict__ heavy,
+                                            const unsigned long long* nheavy, long long* __restrict__ parent) {
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long count = (long long)*nheavy;
+    for (long long k = first; k < count; k += warps) {
+        const long long v = heavy[k];
+        const double dv = dist[v];
+        const long long end = indptr[v + 1];
+        for (long long base = indptr[v]; base < end; base += 32) {
+            const long long j = base + lane;
+            int u = 0;
+            bool tight = false;
+            if (j < end) {
+                u = indices[j];
+                const double du = dist[u];
+                tight = du < dv && du + (use_w ? (double)w[j] : plus) == dv;
+            }
+            const unsigned hits = __ballot_sync(0xffffffffu, tight);
+            if (hits) {
+                if (lane == __ffs(hits) - 1) parent[v] = u;
+                break;
+            }
         }
     }
 }

@@ -50,10 +50,18 @@ def first_parent(indptr, indices, weights, dist, plus, parent, lo: int, hi: int)
     """``parent[v]`` for ``v`` in ``[lo, hi)``: the smallest ``u`` with an arc ``u→v``,
     ``dist[u] < dist[v]`` and ``dist[u] + w == dist[v]``, from the in-CSR (rows ascending; weights
     float64 or None); vertices without one keep their value. With positive increments this is
-    the whole shortest-path tree (:meth:`Engine.tight_parents`' rule)."""
+    the whole shortest-path tree (:meth:`Engine.tight_parents`' rule). Short rows take a thread,
+    long ones a warp (a second kernel over the long rows the first one listed)."""
+    if hi <= lo:
+        return
     w, use_w, wt = _weights(weights, plus)
-    _launch(f"ooc_graph_first_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist,
-                                                       np.int64(lo), np.int64(hi), parent))
+    heavy = cp.empty(hi - lo, dtype=np.int64)
+    count = cp.zeros(1, dtype=np.uint64)
+    _launch(f"ooc_graph_first_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist, np.int64(lo),
+                                                       np.int64(hi), parent, heavy, count))
+    blocks = min(_BALANCED_BLOCKS, max(1, (32 * (hi - lo) + _THREADS - 1) // _THREADS))
+    _kernel(f"ooc_graph_first_parent_warp<{wt}>")((blocks,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus),
+                                                                          dist, heavy, count, parent))
 
 
 # Frontier queues for advance_levels: vertices a level may hand on without the host, the grid
@@ -66,14 +74,16 @@ LEVELS_PER_SYNC = 64
 @cp.memoize(for_each_device=True)
 def _queues():
     return (cp.empty(QUEUE_CAPACITY, dtype=np.int64), cp.empty(QUEUE_CAPACITY, dtype=np.int64),
-            cp.zeros(2, dtype=np.uint64), cp.zeros(3, dtype=np.uint64))
+            cp.zeros(2, dtype=np.uint64), cp.zeros(4, dtype=np.uint64))
 
 
-def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC):
+def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC,
+                   max_arcs: int = 1 << 62):
     """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
-    state in ``state``, ``changed`` all zero) queued back to back, then one look from the host.
-    Returns ``(levels run, arcs relaxed, the next frontier)``; ``changed`` is all zero again
-    unless the frontier outgrew the queue (then it marks that frontier, which is returned too)."""
+    state in ``state``, ``changed`` all zero) queued back to back, then one look from the host;
+    they stop early at a frontier with more than ``max_arcs`` out-arcs. Returns ``(levels run,
+    arcs relaxed, the next frontier)``; ``changed`` is all zero again unless the frontier outgrew
+    the queue or ``max_arcs`` (then it marks that frontier, which is returned too)."""
     q = _queues()
     cur, nxt, sizes, ctl = q
     nf = int(frontier.size)
@@ -89,9 +99,10 @@ def advance_levels(indptr, indices, weights, frontier, state, plus, changed, lev
         a, b = q[c], q[1 - c]
         advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), a, b, sizes, np.int32(c),
                                                 np.int64(QUEUE_CAPACITY), st, changed, ctl))
-        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), changed, ctl))
+        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), np.uint64(max_arcs), changed,
+                                  ctl))
         c = 1 - c
-    stop, ran, arcs, size0, size1 = (int(v) for v in cp.concatenate([ctl, sizes]).get())
+    stop, ran, arcs, _, size0, size1 = (int(v) for v in cp.concatenate([ctl, sizes]).get())
     if stop == 1:
         return ran, arcs, cp.empty(0, dtype=np.int64)
     if stop == 2:

@@ -37,3 +37,23 @@ def test_wheel_install(tmp_path):
                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[0, 1]"
+
+
+def test_every_cuda_kernel_is_compiled_and_launched_by_its_name():
+    """Each ``__global__`` kernel of kernels/*.cu is in gpu_module's name lists (so NVRTC keeps
+    it), and every name the Python side launches exists: checked here, without a GPU."""
+    import ast
+    import re
+    kernels = ROOT / "kernels"
+    defined = set()
+    for cu in kernels.glob("*.cu"):
+        defined |= set(re.findall(r"__global__\s+void\s+ooc_graph_(\w+)", cu.read_text()))
+    module = ast.parse((kernels / "gpu_module.py").read_text())
+    lists = {t.id: ast.literal_eval(node.value) for node in module.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name) and t.id in ("_TEMPLATES", "_PLAIN")}
+    compiled = set(lists["_TEMPLATES"]) | set(lists["_PLAIN"]) | {"decode"}
+    assert defined == compiled
+    launched = set()
+    for py in kernels.glob("gpu*.py"):
+        launched |= set(re.findall(r"_(?:kernel|launch)\(f?\"ooc_graph_(\w+)", py.read_text()))
+    assert launched and launched <= compiled

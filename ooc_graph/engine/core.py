@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-from functools import partial
 
 import numpy as np
 
@@ -109,11 +108,7 @@ class Engine(Traversals, ChunkStream):
             return
         lo, hi = self.owned
         part = slice(lo, hi) if self._slices else slice(None)
-        pin = unpin = None
-        if self.backend.xp is not np:  # page-locked: copied straight from the device
-            k = self.backend.kernels
-            pin, unpin = partial(k.pin_host, device=self.backend.xp.cuda.runtime.getDevice()), k.unpin_host
-        self._prepared = Prepared([((n,), d) for d in dtypes], self.host_empty, part, pin, unpin)
+        self._prepared = Prepared([((n,), d) for d in dtypes], self.host_empty, part)
 
     def discard_prepared(self) -> None:
         if self._prepared is not None:

@@ -148,7 +148,9 @@ class Traversals:
                 # Small frontiers on one GPU: many levels back to back, one look from the host.
                 indptr, indices, w, _ = self.csr("out")
                 before, ta = self.stats.as_dict(), time.perf_counter()
-                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued)
+                # While bottom-up levels are possible, stop at a frontier with many arcs to choose.
+                cap = QUEUED_MAX_ARCS if level is not None else 1 << 62
+                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued, cap)
                 queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
                 iterations += ran - 1
                 level = _after_levels(level, plus, ran)
