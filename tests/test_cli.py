@@ -132,6 +132,8 @@ def test_one_set_of_conventions(tmp_path, capsys):
     capsys.readouterr()
     for argv, words in ((["run", "bfs", str(store)], "--source"),                              # required
                         (["run", "bfs", str(store), "--source", "0", "--alpha", "0.5"], "--alpha"),  # not bfs's
+                        (["run", "bfs", str(store), "--source", "1.5"], "vertex '1.5' is not in the graph"),
+                        (["run", "bfs", str(store), "--source", "abc"], "vertex 'abc' is not in the graph"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist")):
         try:

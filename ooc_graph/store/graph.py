@@ -273,6 +273,9 @@ class Graph:
         labels = self.labels
         if self.string_labels and not isinstance(label, str):
             raise ParameterError(f"vertex {label!r} is not in the graph (its vertex ids are strings)")
+        if not self.string_labels and (isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer))):
+            # Never coerced: 1.5 or True is not vertex 1.
+            raise ParameterError(f"vertex {label!r} is not in the graph (its vertex ids are integers)")
         if labels is None:
             v = int(label)
             if not 0 <= v < self.num_vertices:
