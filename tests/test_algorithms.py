@@ -214,6 +214,19 @@ BAD_ARGUMENTS = [  # (what, algorithm, keyword arguments, words the message must
     ("source a numeric string", "bfs", dict(source="1"), ["vertex '1'"]),
     ("personalization key 1.5", "pagerank", dict(personalization={1.5: 1.0}), ["vertex 1.5"]),
     ("personalization key True", "pagerank", dict(personalization={True: 1.0}), ["vertex True"]),
+    ("personalization a string", "pagerank", dict(personalization="abc"), ["personalization", "'abc'"]),
+    ("personalization values strings", "pagerank", dict(personalization={0: "x"}), ["personalization[0]", "'x'"]),
+    ("personalization an array of strings", "pagerank", dict(personalization=["1", "1", "1"]), ["personalization"]),
+    ("alpha a string", "pagerank", dict(alpha="0.85"), ["alpha must be a number", "'0.85'"]),
+    ("tol a string", "pagerank", dict(tol="x"), ["tol must be a number"]),
+    ("tol None", "eigenvector_centrality", dict(tol=None), ["tol must be a number", "None"]),
+    ("hits tol a string", "hits", dict(tol="x"), ["tol must be a number"]),
+    ("hits nstart a string", "hits", dict(nstart="x"), ["nstart", "'x'"]),
+    ("katz alpha a string", "katz_centrality", dict(alpha="x"), ["alpha must be a number"]),
+    ("katz beta a string", "katz_centrality", dict(beta="x"), ["beta", "'x'"]),
+    ("louvain resolution a string", "louvain", dict(resolution="x"), ["resolution must be a number"]),
+    ("memory a list", "wcc", dict(memory=[1]), ["memory size", "[1]"]),
+    ("memory NaN", "wcc", dict(memory=float("nan")), ["memory size", "nan"]),
 ]
 
 
