@@ -152,6 +152,22 @@ def test_one_set_of_conventions(tmp_path, capsys):
     assert main(["algorithms"]) == 0 and "pagerank" in capsys.readouterr().out
 
 
+def test_outputs_honour_the_umask(tmp_path):
+    import os
+    store = tmp_path / "g.h5"
+    old = os.umask(0o027)
+    try:
+        assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+        outs = [tmp_path / "r.npz", tmp_path / "r.csv"]
+        for out in outs:
+            assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--out", str(out),
+                         "--profile", str(tmp_path / "p.png"), "--quiet"]) == 0
+    finally:
+        os.umask(old)
+    for path in [store, tmp_path / "p.png"] + outs:
+        assert path.stat().st_mode & 0o777 == 0o640, path
+
+
 def test_broken_pipe_ends_quietly(tmp_path):
     store = tmp_path / "g.h5"
     assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
