@@ -135,13 +135,16 @@ def test_one_set_of_conventions(tmp_path, capsys):
                         (["run", "bfs", str(store), "--source", "1.5"], "vertex '1.5' is not in the graph"),
                         (["run", "bfs", str(store), "--source", "abc"], "vertex 'abc' is not in the graph"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
-                        (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist")):
+                        (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist"),
+                        (["run", "wcc", str(store), "--profile", str(tmp_path / "no" / "x.png")],
+                         "--profile " + str(tmp_path / "no" / "x.png") + ": folder")):
         try:
             status = main(argv)
         except SystemExit as exit:  # argparse's own refusals
             status = exit.code
         assert status == 2, argv
-        assert words in capsys.readouterr().err, argv
+        out, err = capsys.readouterr()
+        assert words in err and out == "", argv  # refused before computing
     assert not list(tmp_path.glob("**/*.partial"))
     for suffix in (".npz", ".csv"):
         out = tmp_path / f"bfs{suffix}"

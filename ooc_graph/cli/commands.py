@@ -85,6 +85,13 @@ def _check_out(path):
     if path is not None and Path(path).suffix.lower() not in OUT_FORMATS:
         raise ParameterError(f"--out {path}: unknown format {Path(path).suffix or '(no suffix)'!r} "
                              f"(valid: {', '.join(OUT_FORMATS)})")
+    _check_folder("--out", path)
+
+
+def _check_folder(flag, path):
+    """Before computing, not after: an output whose folder is not there."""
+    if path is not None and not Path(path).parent.is_dir():
+        raise ParameterError(f"{flag} {path}: folder {Path(path).parent} does not exist")
 
 
 def _client(a):
@@ -102,6 +109,7 @@ def run(a) -> int:
     from ooc_graph import open as open_graph
     from ooc_graph.algorithms import ALGORITHMS
     _check_out(a.out)
+    _check_folder("--profile", a.profile)
     kwargs = algorithm_kwargs(a)
     common = dict(memory=a.memory, device_memory=a.device_memory)
     if a.profile is not None:  # only the streamed algorithms take it
