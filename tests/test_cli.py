@@ -134,6 +134,8 @@ def test_one_set_of_conventions(tmp_path, capsys):
                         (["run", "bfs", str(store), "--source", "0", "--alpha", "0.5"], "--alpha"),  # not bfs's
                         (["run", "bfs", str(store), "--source", "1.5"], "vertex '1.5' is not in the graph"),
                         (["run", "bfs", str(store), "--source", "abc"], "vertex 'abc' is not in the graph"),
+                        (["run", "wcc", str(store), "--workers", "0"], "workers must be a positive integer"),
+                        (["run", "wcc", str(store), "--scheduler", "foo"], "not a dask scheduler address"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist"),
                         (["run", "wcc", str(store), "--profile", str(tmp_path / "no" / "x.png")],

@@ -96,11 +96,11 @@ def _check_folder(flag, path):
 
 def _client(a):
     from ooc_graph.runtime import cluster
-    if a.gpus:
+    if a.gpus is not None:  # given, even empty or 0: checked there, never ignored
         return cluster.local_gpu_client(a.gpus), "gpu"
-    if a.workers:
+    if a.workers is not None:
         return cluster.local_cpu_client(a.workers), "cpu"
-    if a.scheduler:
+    if a.scheduler is not None:
         return cluster.as_client(a.scheduler), a.device
     return None, a.device
 
