@@ -122,7 +122,7 @@ CASES = [
     ("compressed raw pairs", {"e.bin64": gzip.compress(b"\0" * 64)}, ("e.bin64", "g.h5", {}), InputError,
      ["decompress"]),
     ("a gzipped edge list named .dat", {"x.dat": gzip.compress(b"0 1\n")}, ("x.dat", "g.h5", {}), InputError,
-     ["x.dat", "gzip-compressed", "format='edgelist'", "bin32", "bin64"]),
+     ["x.dat", "gzip-compressed", "format='edgelist'", "--format edgelist", "bin32", "bin64"]),
     ("a store as input", {"g.h5": "store"}, ("g.h5", "o.h5", {}), InputError, ["g.h5", "HDF5"]),
     # -- inputs that are not files --
     ("a folder as input", {"in.txt/": None}, ("in.txt", "g.h5", {}), InputError, ["in.txt", "is a directory"]),
