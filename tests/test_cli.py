@@ -135,6 +135,7 @@ def test_one_set_of_conventions(tmp_path, capsys):
                         (["run", "bfs", str(store), "--source", "1.5"], "vertex '1.5' is not in the graph"),
                         (["run", "bfs", str(store), "--source", "abc"], "vertex 'abc' is not in the graph"),
                         (["run", "wcc", str(store), "--workers", "0"], "workers must be a positive integer"),
+                        (["run", "pagerank", str(store), "--memory", "1KB"], "is below what this graph needs"),
                         (["run", "wcc", str(store), "--scheduler", "foo"], "not a dask scheduler address"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist"),
@@ -171,6 +172,58 @@ def test_outputs_honour_the_umask(tmp_path):
         os.umask(old)
     for path in [store, tmp_path / "p.png"] + outs:
         assert path.stat().st_mode & 0o777 == 0o640, path
+
+
+def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from ooc_graph.cli import progress
+    bars = []
+
+    class Bar:
+        def __init__(self, *, total=None, unit="it", desc="", disable=False):
+            self.total, self.desc, self.disable, self.n, self.postfix = total, desc, disable, 0, ""
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix_str(self, text):
+            self.postfix = text
+
+        def close(self):
+            pass
+    monkeypatch.setattr(progress, "progress_bar", Bar)
+    monkeypatch.setattr(progress, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True)))
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "20", "--cols", "20", "--quiet"]) == 0
+    assert main(["run", "pagerank", str(store), "--device", "cpu", "--no-store"]) == 0
+    pr = bars[-1]  # iteration of a known limit (ETA), residual
+    assert (pr.desc, pr.total, pr.disable) == ("pagerank", 100, False) and pr.n > 1, vars(pr)
+    assert pr.postfix.startswith("residual "), pr.postfix
+    assert main(["run", "bfs", str(store), "--source", "0", "--device", "cpu", "--no-store"]) == 0
+    assert bars[-1].desc == "bfs" and bars[-1].n > 1 and bars[-1].postfix.startswith("changed "), vars(bars[-1])
+    seen = len(bars)
+    assert main(["run", "wcc", str(store), "--device", "cpu", "--no-store", "--quiet"]) == 0
+    assert all(b.disable for b in bars[seen:])
+
+
+def test_every_option_and_positional_has_help():
+    import argparse
+
+    from ooc_graph.cli.parser import build_parser
+    missing = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing.extend(path + [c.dest] for c in action._choices_actions if not c.help)
+                for name, sub in action.choices.items():
+                    walk(sub, path + [name])
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(path + [action.dest])
+    walk(build_parser(), [])
+    assert missing == []
 
 
 def test_broken_pipe_ends_quietly(tmp_path):
