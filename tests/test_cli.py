@@ -246,6 +246,33 @@ def test_demo_out_and_distributed_run(tmp_path, capsys):
     assert main(["results", "list", str(store)]) == 0 and "pr2" in capsys.readouterr().out
 
 
+_TERM_DEMO = """
+import sys, time
+import ooc_graph
+from ooc_graph.cli import main
+def slow(*a, **k):
+    print("running", flush=True)
+    time.sleep(60)
+ooc_graph.pagerank = slow
+sys.exit(main(["demo", "--scale", "6", "--device", "cpu", "--quiet"]))
+"""
+
+
+def test_sigterm_removes_the_demo_store(tmp_path):
+    import os
+    import signal
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", _TERM_DEMO], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "TMPDIR": str(scratch)})
+    assert p.stdout.readline().startswith("generated ")
+    assert p.stdout.readline() == "running\n"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGTERM and "Traceback" not in err, err
+    assert list(scratch.iterdir()) == []
+
+
 def test_operator_algorithms_on_the_command_line(tmp_path, capsys):
     import ooc_graph
     from ooc_graph.algorithms import ALGORITHMS
