@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -81,6 +82,8 @@ class Graph:
     """
 
     def __init__(self, path, *, lock_timeout=None):
+        if not isinstance(path, (str, os.PathLike)):
+            raise ParameterError(f"expected the path of a graph store (got {type(path).__name__})")
         self.path = Path(path)
         self._h5, self._key, self._closed = None, None, False
         self._direct = None  # (file key, DirectReader, {dataset: ChunkTable or None}) once used
