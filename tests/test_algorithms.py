@@ -227,6 +227,12 @@ BAD_ARGUMENTS = [  # (what, algorithm, keyword arguments, words the message must
     ("louvain resolution a string", "louvain", dict(resolution="x"), ["resolution must be a number"]),
     ("memory a list", "wcc", dict(memory=[1]), ["memory size", "[1]"]),
     ("memory NaN", "wcc", dict(memory=float("nan")), ["memory size", "nan"]),
+    ("hits normalized a string", "hits", dict(normalized="no"), ["normalized must be True or False", "'no'"]),
+    ("katz normalized a string", "katz_centrality", dict(normalized="no"), ["normalized must be True or False"]),
+    ("betweenness endpoints a string", "betweenness_centrality", dict(endpoints="no"), ["endpoints must be"]),
+    ("profile a string", "pagerank", dict(profile="no"), ["profile must be True or False"]),
+    ("bfs execution unknown", "bfs", dict(source=0, execution="fast"), ["unknown execution 'fast'"]),
+    ("sssp execution not a string", "sssp", dict(source=0, execution=3), ["unknown execution 3"]),
 ]
 
 

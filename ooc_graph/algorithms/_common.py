@@ -30,6 +30,14 @@ def check_positive_int(name, value) -> int:
     return int(value)
 
 
+def check_bool(name, value) -> bool:
+    """``value`` if it is True or False (Python or NumPy), else a ParameterError: ``"no"`` is not
+    read as true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False (got {value!r})")
+    return bool(value)
+
+
 def check_real(name, value) -> float:
     """``value`` as a float if it is a real number (Python or NumPy, not a bool), else a
     ParameterError naming it (a string such as ``"0.85"`` is not read as one)."""
@@ -85,6 +93,7 @@ class Run:
         """``outputs``: the dtypes of the per-vertex arrays the run will return (through
         :meth:`Engine.result`), whose host memory is made ready while it computes."""
         self.graph = as_graph(G)
+        check_bool("profile", profile)
         self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory,
                                  profile=profile)
         self.engine.prepare_results(outputs)
