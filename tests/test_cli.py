@@ -226,6 +226,23 @@ def test_every_option_and_positional_has_help():
     assert missing == []
 
 
+@pytest.mark.parametrize("flag,name", [("--out", "r.csv"), ("--out", "r.npz"), ("--profile", "p.png")])
+def test_a_full_disk_names_the_output(tmp_path, capsys, monkeypatch, flag, name):
+    import errno
+    import os
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "replace", full)  # the last step of writing either output
+    capsys.readouterr()
+    assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--no-store", "--quiet", flag,
+                 str(tmp_path / name)]) == 2
+    assert capsys.readouterr().err == f"ooc-graph: error: {flag} {tmp_path / name}: cannot write it: No space left on device\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]
+
+
 def test_broken_pipe_ends_quietly(tmp_path):
     store = tmp_path / "g.h5"
     assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError, ResultNotStoredWarning
+from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -149,7 +149,15 @@ def _report(a, r) -> None:
         write_columns(a.out, r.columns())
     if a.profile:
         from ooc_graph.profile import plot_profile
-        plot_profile(r, a.profile)
+        try:
+            plot_profile(r, a.profile)
+        except OSError as err:
+            raise _cannot_write("--profile", a.profile, err) from err
+
+
+def _cannot_write(flag, path, err: OSError) -> OocGraphError:
+    """One line naming the output the user gave (not its temporary name) and why (disk full...)."""
+    return OocGraphError(f"{flag} {path}: cannot write it: {err.strerror or err}")
 
 
 def results(a) -> int:
@@ -222,7 +230,10 @@ def write_columns(path, columns: dict) -> None:
     if not path.parent.is_dir():
         raise ParameterError(f"--out {path}: folder {path.parent} does not exist")
     table = arrow_table(columns, "--out .parquet") if suffix == ".parquet" else None  # before any file
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError as err:
+        raise _cannot_write("--out", path, err) from err
     os.close(fd)
     try:
         if suffix == ".npz":
@@ -242,8 +253,10 @@ def write_columns(path, columns: dict) -> None:
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _cannot_write("--out", path, err) from err
         raise
 
 
