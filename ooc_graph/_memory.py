@@ -25,6 +25,8 @@ def parse_size(value) -> int:
             raise ParameterError(f"memory size must be positive (got {value!r})")
         return int(value)
     if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ParameterError(f"memory size must be a finite number of bytes (got {value!r})")
         return parse_size(int(value))
     m = _SIZE.match(str(value))
     if not m or m.group(2).lower() not in _UNITS:

@@ -16,7 +16,7 @@ import numpy as np
 from ._parallel import ordered_map, workers
 from .errors import ParameterError
 from .ingest.builder import GraphBuilder
-from .ingest.output import check_output
+from .ingest.output import check_flags, check_output
 from .store import open_graph
 
 __all__ = ["rmat", "urand", "grid", "GENERATORS"]
@@ -32,10 +32,14 @@ def _check(scale, edge_factor):
         raise ParameterError(f"edge_factor must be a positive integer (got {edge_factor!r})")
 
 
-def _ready(out, n, overwrite, opts):
-    """Output path and budget checked before the (possibly large) permutation is drawn."""
+def _ready(out, n, overwrite, opts, seed, **flags):
+    """Output path, budget, seed and flags checked before the (possibly large) permutation is drawn."""
     GraphBuilder.check_options(num_vertices=n, **{k: opts[k] for k in ("memory", "weight_dtype", "chunk_arcs",
-                                                                       "workers", "device") if k in opts})
+                                                                       "workers", "device", "interval_size")
+                                                  if k in opts})
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer (got {seed!r})")
+    check_flags(**flags, **{k: opts[k] for k in ("augment", "progress") if k in opts})
     check_output(out, overwrite=overwrite)
 
 
@@ -83,7 +87,7 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
     if min(a, b, c, d) < 0:
         raise ParameterError(f"R-MAT probabilities must be non-negative and sum to at most 1 (a={a}, b={b}, c={c})")
     n, m = 1 << scale, edge_factor << scale
-    _ready(out, n, overwrite, opts)
+    _ready(out, n, overwrite, opts, seed, directed=directed, weighted=weighted, permute=permute)
     root = np.random.SeedSequence(seed)
     perm = np.random.default_rng(root.spawn(1)[0]).permutation(n) if permute else None
 
@@ -114,7 +118,7 @@ def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bo
     """Uniform random graph (GAP urand): edge_factor * 2**scale edges between uniform endpoints."""
     _check(scale, edge_factor)
     n, m = 1 << scale, edge_factor << scale
-    _ready(out, n, overwrite, opts)
+    _ready(out, n, overwrite, opts, seed, directed=directed, weighted=weighted)
     root = np.random.SeedSequence(seed)
 
     def step(item):
@@ -136,7 +140,7 @@ def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, ov
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ParameterError(f"{name} must be a positive integer (got {v!r})")
     n = rows * cols
-    _ready(out, n, overwrite, opts)
+    _ready(out, n, overwrite, opts, seed, weighted=weighted)
     root = np.random.SeedSequence(seed)
     rows_per_step = max(1, _STEP // (2 * cols))
 

@@ -7,6 +7,7 @@ import tempfile
 
 from .engine.trace import LANES
 from .errors import ParameterError
+from .store.writer import umask
 
 
 _LANE_COLORS = {"read": "tab:gray", "copy": "tab:green", "compute": "tab:blue"}
@@ -87,6 +88,7 @@ def plot_profile(result, path) -> str:
     os.close(fd)
     try:
         fig.savefig(tmp, format="png", dpi=110)
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -204,6 +204,53 @@ def test_pagerank_parameters_checked(tmp_path, kw):
         ooc_graph.pagerank(G, device="cpu", **kw)
 
 
+# Arguments of the wrong kind are ParameterErrors naming the value, and nothing is coerced (issue 7:
+# source=1.5 and source=True ran from vertex 1, source=None raised a raw TypeError).
+BAD_ARGUMENTS = [  # (what, algorithm, keyword arguments, words the message must hold)
+    ("source 1.5", "bfs", dict(source=1.5), ["vertex 1.5", "integers"]),
+    ("source True", "sssp", dict(source=True), ["vertex True", "integers"]),
+    ("source None", "bfs", dict(source=None), ["vertex None"]),
+    ("source a whole float", "bfs", dict(source=np.float64(1.0)), ["vertex", "1.0"]),
+    ("source a numeric string", "bfs", dict(source="1"), ["vertex '1'"]),
+    ("personalization key 1.5", "pagerank", dict(personalization={1.5: 1.0}), ["vertex 1.5"]),
+    ("personalization key True", "pagerank", dict(personalization={True: 1.0}), ["vertex True"]),
+    ("personalization a string", "pagerank", dict(personalization="abc"), ["personalization", "'abc'"]),
+    ("personalization values strings", "pagerank", dict(personalization={0: "x"}), ["personalization[0]", "'x'"]),
+    ("personalization an array of strings", "pagerank", dict(personalization=["1", "1", "1"]), ["personalization"]),
+    ("alpha a string", "pagerank", dict(alpha="0.85"), ["alpha must be a number", "'0.85'"]),
+    ("tol a string", "pagerank", dict(tol="x"), ["tol must be a number"]),
+    ("tol None", "eigenvector_centrality", dict(tol=None), ["tol must be a number", "None"]),
+    ("hits tol a string", "hits", dict(tol="x"), ["tol must be a number"]),
+    ("hits nstart a string", "hits", dict(nstart="x"), ["nstart", "'x'"]),
+    ("katz alpha a string", "katz_centrality", dict(alpha="x"), ["alpha must be a number"]),
+    ("katz beta a string", "katz_centrality", dict(beta="x"), ["beta", "'x'"]),
+    ("louvain resolution a string", "louvain", dict(resolution="x"), ["resolution must be a number"]),
+    ("memory a list", "wcc", dict(memory=[1]), ["memory size", "[1]"]),
+    ("memory NaN", "wcc", dict(memory=float("nan")), ["memory size", "nan"]),
+    ("hits normalized a string", "hits", dict(normalized="no"), ["normalized must be True or False", "'no'"]),
+    ("katz normalized a string", "katz_centrality", dict(normalized="no"), ["normalized must be True or False"]),
+    ("betweenness endpoints a string", "betweenness_centrality", dict(endpoints="no"), ["endpoints must be"]),
+    ("profile a string", "pagerank", dict(profile="no"), ["profile must be True or False"]),
+    ("bfs execution unknown", "bfs", dict(source=0, execution="fast"), ["unknown execution 'fast'"]),
+    ("sssp execution not a string", "sssp", dict(source=0, execution=3), ["unknown execution 3"]),
+]
+
+
+@pytest.mark.parametrize("algo,kw,words", [c[1:] for c in BAD_ARGUMENTS], ids=[c[0] for c in BAD_ARGUMENTS])
+def test_bad_arguments_are_parameter_errors(tmp_path, algo, kw, words):
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2]]), tmp_path / "a.h5", progress=False)
+    with pytest.raises(ParameterError) as info:
+        getattr(ooc_graph, algo)(G, device="cpu", **kw)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_numpy_integers_are_integers(tmp_path):
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2]]), tmp_path / "a.h5", progress=False)
+    assert ooc_graph.bfs(G, np.int64(1), device="cpu").depth.tolist() == [UNREACHABLE, 0, 1]
+    assert ooc_graph.pagerank(G, device="cpu", max_iter=np.int64(10)).parameters["max_iter"] == 10
+
+
 def test_results_stored_in_the_file(tmp_path):
     G = ooc_graph.convert(np.array([[0, 1], [1, 2]]), tmp_path / "s.h5", progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu", store=True)

@@ -132,14 +132,22 @@ def test_one_set_of_conventions(tmp_path, capsys):
     capsys.readouterr()
     for argv, words in ((["run", "bfs", str(store)], "--source"),                              # required
                         (["run", "bfs", str(store), "--source", "0", "--alpha", "0.5"], "--alpha"),  # not bfs's
+                        (["run", "bfs", str(store), "--source", "1.5"], "vertex '1.5' is not in the graph"),
+                        (["run", "bfs", str(store), "--source", "abc"], "vertex 'abc' is not in the graph"),
+                        (["run", "wcc", str(store), "--workers", "0"], "workers must be a positive integer"),
+                        (["run", "pagerank", str(store), "--memory", "1KB"], "is below what this graph needs"),
+                        (["run", "wcc", str(store), "--scheduler", "foo"], "not a dask scheduler address"),
                         (["run", "wcc", str(store), "--out", str(tmp_path / "x.txt")], "unknown format"),
-                        (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist")):
+                        (["run", "wcc", str(store), "--out", str(tmp_path / "no" / "x.npz")], "does not exist"),
+                        (["run", "wcc", str(store), "--profile", str(tmp_path / "no" / "x.png")],
+                         "--profile " + str(tmp_path / "no" / "x.png") + ": folder")):
         try:
             status = main(argv)
         except SystemExit as exit:  # argparse's own refusals
             status = exit.code
         assert status == 2, argv
-        assert words in capsys.readouterr().err, argv
+        out, err = capsys.readouterr()
+        assert words in err and out == "", argv  # refused before computing
     assert not list(tmp_path.glob("**/*.partial"))
     for suffix in (".npz", ".csv"):
         out = tmp_path / f"bfs{suffix}"
@@ -148,6 +156,91 @@ def test_one_set_of_conventions(tmp_path, capsys):
     lines = (tmp_path / "bfs.csv").read_text().splitlines()
     assert lines[0] == "vertex,depth,parent" and len(lines) == 129
     assert main(["algorithms"]) == 0 and "pagerank" in capsys.readouterr().out
+
+
+def test_outputs_honour_the_umask(tmp_path):
+    import os
+    store = tmp_path / "g.h5"
+    old = os.umask(0o027)
+    try:
+        assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+        outs = [tmp_path / "r.npz", tmp_path / "r.csv"]
+        for out in outs:
+            assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--out", str(out),
+                         "--profile", str(tmp_path / "p.png"), "--quiet"]) == 0
+    finally:
+        os.umask(old)
+    for path in [store, tmp_path / "p.png"] + outs:
+        assert path.stat().st_mode & 0o777 == 0o640, path
+
+
+def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from ooc_graph.cli import progress
+    bars = []
+
+    class Bar:
+        def __init__(self, *, total=None, unit="it", desc="", disable=False):
+            self.total, self.desc, self.disable, self.n, self.postfix = total, desc, disable, 0, ""
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix_str(self, text):
+            self.postfix = text
+
+        def close(self):
+            pass
+    monkeypatch.setattr(progress, "progress_bar", Bar)
+    monkeypatch.setattr(progress, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True)))
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "20", "--cols", "20", "--quiet"]) == 0
+    assert main(["run", "pagerank", str(store), "--device", "cpu", "--no-store"]) == 0
+    pr = bars[-1]  # iteration of a known limit (ETA), residual
+    assert (pr.desc, pr.total, pr.disable) == ("pagerank", 100, False) and pr.n > 1, vars(pr)
+    assert pr.postfix.startswith("residual "), pr.postfix
+    assert main(["run", "bfs", str(store), "--source", "0", "--device", "cpu", "--no-store"]) == 0
+    assert bars[-1].desc == "bfs" and bars[-1].n > 1 and bars[-1].postfix.startswith("changed "), vars(bars[-1])
+    seen = len(bars)
+    assert main(["run", "wcc", str(store), "--device", "cpu", "--no-store", "--quiet"]) == 0
+    assert all(b.disable for b in bars[seen:])
+
+
+def test_every_option_and_positional_has_help():
+    import argparse
+
+    from ooc_graph.cli.parser import build_parser
+    missing = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing.extend(path + [c.dest] for c in action._choices_actions if not c.help)
+                for name, sub in action.choices.items():
+                    walk(sub, path + [name])
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(path + [action.dest])
+    walk(build_parser(), [])
+    assert missing == []
+
+
+@pytest.mark.parametrize("flag,name", [("--out", "r.csv"), ("--out", "r.npz"), ("--profile", "p.png")])
+def test_a_full_disk_names_the_output(tmp_path, capsys, monkeypatch, flag, name):
+    import errno
+    import os
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "replace", full)  # the last step of writing either output
+    capsys.readouterr()
+    assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--no-store", "--quiet", flag,
+                 str(tmp_path / name)]) == 2
+    assert capsys.readouterr().err == f"ooc-graph: error: {flag} {tmp_path / name}: cannot write it: No space left on device\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]
 
 
 def test_broken_pipe_ends_quietly(tmp_path):
@@ -168,6 +261,33 @@ def test_demo_out_and_distributed_run(tmp_path, capsys):
     assert main(["run", "pagerank", str(store), "--workers", "2", "--result-name", "pr2", "--quiet"]) == 0
     assert "pagerank:" in capsys.readouterr().out
     assert main(["results", "list", str(store)]) == 0 and "pr2" in capsys.readouterr().out
+
+
+_TERM_DEMO = """
+import sys, time
+import ooc_graph
+from ooc_graph.cli import main
+def slow(*a, **k):
+    print("running", flush=True)
+    time.sleep(60)
+ooc_graph.pagerank = slow
+sys.exit(main(["demo", "--scale", "6", "--device", "cpu", "--quiet"]))
+"""
+
+
+def test_sigterm_removes_the_demo_store(tmp_path):
+    import os
+    import signal
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", _TERM_DEMO], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "TMPDIR": str(scratch)})
+    assert p.stdout.readline().startswith("generated ")
+    assert p.stdout.readline() == "running\n"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGTERM and "Traceback" not in err, err
+    assert list(scratch.iterdir()) == []
 
 
 def test_operator_algorithms_on_the_command_line(tmp_path, capsys):

@@ -122,7 +122,7 @@ CASES = [
     ("compressed raw pairs", {"e.bin64": gzip.compress(b"\0" * 64)}, ("e.bin64", "g.h5", {}), InputError,
      ["decompress"]),
     ("a gzipped edge list named .dat", {"x.dat": gzip.compress(b"0 1\n")}, ("x.dat", "g.h5", {}), InputError,
-     ["x.dat", "gzip-compressed", "format='edgelist'", "bin32", "bin64"]),
+     ["x.dat", "gzip-compressed", "format='edgelist'", "--format edgelist", "bin32", "bin64"]),
     ("a store as input", {"g.h5": "store"}, ("g.h5", "o.h5", {}), InputError, ["g.h5", "HDF5"]),
     # -- inputs that are not files --
     ("a folder as input", {"in.txt/": None}, ("in.txt", "g.h5", {}), InputError, ["in.txt", "is a directory"]),
@@ -134,6 +134,17 @@ CASES = [
      ParameterError, ["100,000,000,000 vertices", "memory budget"]),
     ("num_vertices not an integer", {"e.txt": "0 1\n"}, ("e.txt", "g.h5", {"num_vertices": 1e3}), ParameterError,
      ["num_vertices", "1000.0"]),
+    # -- options of the wrong type, never read as something else --
+    ("overwrite a string", {"e.txt": "0 1\n", "g.h5": "store"}, ("e.txt", "g.h5", {"overwrite": "no"}), ParameterError,
+     ["overwrite must be True or False", "'no'"]),
+    ("directed a string", {"e.txt": "0 1\n"}, ("e.txt", "g.h5", {"directed": "no"}), ParameterError,
+     ["directed must be True or False", "'no'"]),
+    ("dedupe None", {"e.txt": "0 1\n"}, ("e.txt", "g.h5", {"dedupe": None}), ParameterError, ["dedupe", "None"]),
+    ("interval_size not an integer", {"e.txt": "0 1\n"}, ("e.txt", "g.h5", {"interval_size": 1.5}), ParameterError,
+     ["interval_size", "1.5"]),
+    ("delimiter not a string", {"e.csv": "0,1\n"}, ("e.csv", "g.h5", {"delimiter": 5}), ParameterError,
+     ["delimiter", "5"]),
+    ("output not a path", {"e.txt": "0 1\n"}, ("e.txt", None, {}), ParameterError, ["output must be a path"]),
 ]
 
 
@@ -203,7 +214,14 @@ def test_stores_are_replaced_only_when_asked(tmp_path):
 def test_a_generator_checks_before_drawing(tmp_path):
     with pytest.raises(ParameterError, match="memory budget"):
         ooc_graph.generate.rmat(tmp_path / "r.h5", 40, 1, memory="1GB", progress=False)  # 2**40 vertices
-    assert list(tmp_path.iterdir()) == []
+    store(tmp_path / "g.h5")
+    before = snapshot(tmp_path)
+    for kw, words in ((dict(seed="x"), "seed must be"), (dict(seed=-1), "seed must be"),
+                      (dict(weighted="no"), "weighted must be"), (dict(overwrite="no"), "overwrite must be"),
+                      (dict(interval_size=0.5), "interval_size must be")):
+        with pytest.raises(ParameterError, match=words):
+            ooc_graph.generate.rmat(tmp_path / "g.h5", 3, 2, progress=False, **kw)
+    assert snapshot(tmp_path) == before
 
 
 def test_ids_and_weights_kept_exactly(tmp_path):

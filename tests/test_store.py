@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.errors import FormatVersionError, StoreError
+from ooc_graph.errors import FormatVersionError, ParameterError, StoreError
 from ooc_graph.partitioning.cel import chunk_layout, to_global
 from ooc_graph.partitioning.intervals import interval_bounds, local_id_dtype
 
@@ -109,6 +109,9 @@ def store(tmp_path):
 def test_missing_store(tmp_path):
     with pytest.raises(StoreError, match="no such graph store"):
         ooc_graph.open(tmp_path / "nope.h5")
+    for path in (None, 7):
+        with pytest.raises(ParameterError, match="expected the path of a graph store"):
+            ooc_graph.open(path)
 
 
 def test_not_hdf5(tmp_path):

@@ -125,6 +125,16 @@ def test_drop_and_compact(store):
     np.testing.assert_allclose(G.load_result("b")["values"], ooc_graph.pagerank(G, device="cpu").values)
 
 
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664], ids=oct)
+def test_compaction_keeps_the_permissions(store, mode):
+    os.chmod(store, mode)
+    G = ooc_graph.open(store)
+    ooc_graph.wcc(G, device="cpu", store="a")
+    G.drop_result("a")
+    G.compact()
+    assert store.stat().st_mode & 0o777 == mode  # a private store stays private
+
+
 def test_resaving_does_not_grow_the_file(tmp_path):
     """Ten re-saves of one result on a new store: the file grows by less than 1.5 results."""
     path = tmp_path / "grow.h5"

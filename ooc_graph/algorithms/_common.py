@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import reprlib
 import time
 
 import numpy as np
 
+from ooc_graph._memory import parse_size
 from ooc_graph.engine import Engine, current_placement
 from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import ParameterError
@@ -28,10 +30,26 @@ def check_positive_int(name, value) -> int:
     return int(value)
 
 
+def check_bool(name, value) -> bool:
+    """``value`` if it is True or False (Python or NumPy), else a ParameterError: ``"no"`` is not
+    read as true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False (got {value!r})")
+    return bool(value)
+
+
+def check_real(name, value) -> float:
+    """``value`` as a float if it is a real number (Python or NumPy, not a bool), else a
+    ParameterError naming it (a string such as ``"0.85"`` is not read as one)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name} must be a number (got {value!r})")
+    return float(value)
+
+
 def check_iteration(max_iter, tol, weight=None) -> int:
     """The iterative algorithms' shared keywords: ``max_iter`` as an int, a positive ``tol`` and
     ``weight`` None or an edge attribute name (ParameterError otherwise)."""
-    if not tol > 0:
+    if not check_real("tol", tol) > 0:
         raise ParameterError(f"tol must be positive (got {tol!r})")
     if weight is not None and not isinstance(weight, str):
         raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
@@ -47,6 +65,9 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
     so the chunks one call cached (in host memory or on the GPU) serve the next call. Inside a
     distributed job (:func:`ooc_graph.engine.placed`) the engine streams the worker's share of
     the graph and exchanges state through the job's comm."""
+    for value in (memory, device_memory):  # a ParameterError, before the budgets key a table
+        if value is not None:
+            parse_size(value)
     placement = current_placement()
     key = (device, memory, device_memory) + (() if placement is None else placement.key)
     engine = graph.engines.get(key)
@@ -72,6 +93,7 @@ class Run:
         """``outputs``: the dtypes of the per-vertex arrays the run will return (through
         :meth:`Engine.result`), whose host memory is made ready while it computes."""
         self.graph = as_graph(G)
+        check_bool("profile", profile)
         self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory,
                                  profile=profile)
         self.engine.prepare_results(outputs)
@@ -103,10 +125,14 @@ def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, non
     if isinstance(values, dict):
         x = np.zeros(n)
         for v, value in values.items():
-            x[graph.vertex_id(v)] = float(value)
-    else:
-        x = np.asarray(values, dtype=np.float64)
-    if x.shape != (n,) or not np.isfinite(x).all() or (nonzero and n and not x.any()):
+            x[graph.vertex_id(v)] = check_real(f"{name}[{v!r}]", value)
+    else:  # numbers only: neither a string nor an array of them is read as one
+        try:
+            a = None if isinstance(values, (str, bytes)) else np.asarray(values)
+        except ValueError:  # ragged
+            a = None
+        x = a.astype(np.float64) if a is not None and a.dtype.kind in "iuf" else None
+    if x is None or x.shape != (n,) or not np.isfinite(x).all() or (nonzero and n and not x.any()):
         raise ParameterError(f"{name} must be {n} finite values{' not all zero' if nonzero else ''}, "
-                             f"or a dict of them by vertex id")
+                             f"or a dict of them by vertex id (got {reprlib.repr(values)})")
     return x

@@ -11,7 +11,7 @@ import numpy as np
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int
+from ._common import Run, as_graph, check_bool, check_positive_int
 from ._result import CentralityResult
 
 __all__ = ["betweenness_centrality"]
@@ -54,6 +54,7 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     """
     if weight is not None:
         raise ParameterError(f"weight={weight!r}: only hop-count betweenness is implemented (valid: None)")
+    normalized, endpoints = check_bool("normalized", normalized), check_bool("endpoints", endpoints)
     g = as_graph(G)
     n = g.num_vertices
     if k is not None:

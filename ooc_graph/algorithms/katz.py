@@ -9,7 +9,7 @@ import numpy as np
 from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_iteration, initial_vector
+from ._common import Run, as_graph, check_bool, check_iteration, check_real, initial_vector
 from ._result import CentralityResult
 
 __all__ = ["katz_centrality"]
@@ -41,6 +41,7 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
     [1.0, 1.2, 1.0]
     """
     max_iter = check_iteration(max_iter, tol, weight)
+    alpha, normalized = check_real("alpha", alpha), check_bool("normalized", normalized)
     g = as_graph(G)
     n = g.num_vertices
     if isinstance(beta, dict) and len({g.vertex_id(v) for v in beta}) != n:

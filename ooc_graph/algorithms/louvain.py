@@ -17,6 +17,7 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
+from ._common import check_real
 from ._inmemory import InMemoryRun
 from ._result import LouvainResult
 
@@ -59,7 +60,7 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
     >>> r.labels.tolist(), round(r.modularity, 4)
     ([0, 0, 0, 1, 1, 1], 0.3571)
     """
-    resolution, threshold = float(resolution), float(threshold)
+    resolution, threshold = check_real("louvain: resolution", resolution), check_real("louvain: threshold", threshold)
     if not resolution > 0:
         raise ParameterError(f"louvain: resolution must be positive (got {resolution!r})")
     if max_level is not None and (isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer))

@@ -10,7 +10,7 @@ from ooc_graph.errors import ParameterError
 
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int, initial_vector
+from ._common import Run, as_graph, check_positive_int, check_real, initial_vector
 from ._result import PageRankResult
 
 __all__ = ["pagerank"]
@@ -66,6 +66,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     """
     if mode not in MODES:
         raise ParameterError(f"unknown PageRank mode {mode!r} (valid: {', '.join(MODES)})")
+    alpha, tol = check_real("alpha", alpha), check_real("tol", tol)
     if not 0 < alpha <= 1:
         raise ParameterError(f"alpha must be in (0, 1] (got {alpha!r})")
     if not tol > 0:

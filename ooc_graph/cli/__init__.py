@@ -2,7 +2,9 @@
 
 Every failure is one line on stderr naming the file, line, value or budget, with exit status 2
 (1 for an internal error); ``-v``/``--debug`` add logging and the traceback. Output cut short by
-its reader (``ooc-graph info x.h5 | head -1``) ends quietly.
+its reader (``ooc-graph info x.h5 | head -1``) ends quietly. SIGTERM unwinds the command, so that
+what it made for itself (the demo's temporary store, partial outputs) is removed, then ends the
+process as SIGTERM does.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sys
 
 from ooc_graph.errors import OocGraphError
+from ooc_graph.ingest.scratch import Terminated, TermGuard
 
 from . import commands
 from .parser import build_parser
@@ -24,8 +27,12 @@ def main(argv=None) -> int:
     a = build_parser().parse_args(argv)
     verbose = a.verbose or a.debug
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+    guard = TermGuard()
     try:
         return COMMANDS[a.command](a)
+    except Terminated as err:  # temporary files are gone: now SIGTERM's usual course
+        guard.release(err)
+        return 128 + 15
     except OocGraphError as err:
         return _fail(a, err, f"error: {err}", 2)
     except OSError as err:  # a file the command was told to write or read: still one line
@@ -37,6 +44,8 @@ def main(argv=None) -> int:
         return 130
     except Exception as err:  # a bug: say so in one line unless --debug
         return _fail(a, err, f"internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)", 1)
+    finally:
+        guard.release()
 
 
 def _fail(a, err, line: str, status: int) -> int:

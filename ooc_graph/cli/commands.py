@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError, ResultNotStoredWarning
+from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -85,15 +85,22 @@ def _check_out(path):
     if path is not None and Path(path).suffix.lower() not in OUT_FORMATS:
         raise ParameterError(f"--out {path}: unknown format {Path(path).suffix or '(no suffix)'!r} "
                              f"(valid: {', '.join(OUT_FORMATS)})")
+    _check_folder("--out", path)
+
+
+def _check_folder(flag, path):
+    """Before computing, not after: an output whose folder is not there."""
+    if path is not None and not Path(path).parent.is_dir():
+        raise ParameterError(f"{flag} {path}: folder {Path(path).parent} does not exist")
 
 
 def _client(a):
     from ooc_graph.runtime import cluster
-    if a.gpus:
+    if a.gpus is not None:  # given, even empty or 0: checked there, never ignored
         return cluster.local_gpu_client(a.gpus), "gpu"
-    if a.workers:
+    if a.workers is not None:
         return cluster.local_cpu_client(a.workers), "cpu"
-    if a.scheduler:
+    if a.scheduler is not None:
         return cluster.as_client(a.scheduler), a.device
     return None, a.device
 
@@ -102,6 +109,7 @@ def run(a) -> int:
     from ooc_graph import open as open_graph
     from ooc_graph.algorithms import ALGORITHMS
     _check_out(a.out)
+    _check_folder("--profile", a.profile)
     kwargs = algorithm_kwargs(a)
     common = dict(memory=a.memory, device_memory=a.device_memory)
     if a.profile is not None:  # only the streamed algorithms take it
@@ -141,7 +149,15 @@ def _report(a, r) -> None:
         write_columns(a.out, r.columns())
     if a.profile:
         from ooc_graph.profile import plot_profile
-        plot_profile(r, a.profile)
+        try:
+            plot_profile(r, a.profile)
+        except OSError as err:
+            raise _cannot_write("--profile", a.profile, err) from err
+
+
+def _cannot_write(flag, path, err: OSError) -> OocGraphError:
+    """One line naming the output the user gave (not its temporary name) and why (disk full...)."""
+    return OocGraphError(f"{flag} {path}: cannot write it: {err.strerror or err}")
 
 
 def results(a) -> int:
@@ -214,7 +230,10 @@ def write_columns(path, columns: dict) -> None:
     if not path.parent.is_dir():
         raise ParameterError(f"--out {path}: folder {path.parent} does not exist")
     table = arrow_table(columns, "--out .parquet") if suffix == ".parquet" else None  # before any file
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError as err:
+        raise _cannot_write("--out", path, err) from err
     os.close(fd)
     try:
         if suffix == ".npz":
@@ -234,8 +253,10 @@ def write_columns(path, columns: dict) -> None:
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _cannot_write("--out", path, err) from err
         raise
 
 

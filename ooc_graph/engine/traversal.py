@@ -232,6 +232,8 @@ class Traversals:
     def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
         Where the compiled CPU kernels hold the CSR in memory, one traversal does both."""
+        if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
+            raise choice("execution", execution, EXECUTIONS)
         k = self.backend.kernels
         if self._whole_csr(plus) is not None:
             n = self.graph.num_vertices

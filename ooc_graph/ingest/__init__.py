@@ -15,7 +15,7 @@ from ooc_graph.errors import InputError, ParameterError
 from .builder import GraphBuilder
 from .footprint import reader_options
 from .formats import READERS, array_source, detect_format, input_files
-from .output import check_output
+from .output import check_flags, check_output
 from .strings import networkx_string_ends, string_array_source
 from .text import check_input, clip
 
@@ -153,7 +153,12 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     from ooc_graph.store import open_graph
 
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
-                               chunk_arcs=chunk_arcs, workers=workers, device=device)
+                               chunk_arcs=chunk_arcs, workers=workers, device=device, interval_size=interval_size)
+    check_flags(optional=("directed", "weighted", "relabel", "string_ids", "header"), directed=directed,
+                weighted=weighted, relabel=relabel, string_ids=string_ids, header=header,
+                drop_self_loops=drop_self_loops, dedupe=dedupe, augment=augment, progress=progress)
+    if delimiter is not None and (not isinstance(delimiter, str) or not delimiter):
+        raise ParameterError(f"delimiter must be a non-empty string (got {delimiter!r})")
     if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = detect_format(path, format)

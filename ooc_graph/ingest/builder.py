@@ -114,8 +114,10 @@ class GraphBuilder(StoreWriting):
 
     @staticmethod
     def check_options(*, memory=None, num_vertices=None, weight_dtype="float32", chunk_arcs=None, workers=None,
-                      device="auto"):
+                      device="auto", interval_size=None):
         """Validate the build options before any input is read or output created."""
+        if interval_size is not None and _not_int(interval_size, 1):
+            raise ParameterError(f"interval_size must be a positive integer (got {interval_size!r})")
         check_device(device)
         if weight_dtype not in WEIGHT_DTYPES:
             raise ParameterError(f"unknown weight_dtype {weight_dtype!r} (valid: {', '.join(WEIGHT_DTYPES)})")

@@ -413,8 +413,8 @@ def detect_format(path: Path, fmt: str | None) -> str:
             packed = compression(path)
             raise InputError(f"the suffix {suffix} does not say the format"
                              + (f" (the file is {NAMES[packed]}-compressed)" if packed else "")
-                             + ": pass format='edgelist' for text lines 'u v [w]' (compressed or not), or "
-                             "format='bin32' or 'bin64' for raw little-endian int32/int64 pairs", path=path)
+                             + ": pass format='edgelist' (--format edgelist) for text lines 'u v [w]' (compressed or "
+                             "not), or format='bin32' or 'bin64' for raw little-endian int32/int64 pairs", path=path)
         found = _SUFFIX.get(suffix, "edgelist")
     if found not in ("npy",) and is_hdf5(path):
         raise InputError("is an HDF5 file, not an edge file (a graph store? open it with ooc_graph.open)",

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import h5py
+import numpy as np
 
-from ooc_graph.errors import StoreError
+from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.store import _format as F
 
 
@@ -33,10 +34,22 @@ def _same_file(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def check_flags(*, optional=(), **flags) -> None:
+    """Boolean options are booleans, ``None`` too where it means "decide" (``optional``): a string
+    such as ``"no"`` is not read as one (it is true)."""
+    for name, value in flags.items():
+        if not (isinstance(value, (bool, np.bool_)) or (value is None and name in optional)):
+            raise ParameterError(f"{name} must be True or False{' (or None)' if name in optional else ''} "
+                                 f"(got {value!r})")
+
+
 def check_output(out, *, overwrite: bool = False, inputs=()) -> Path:
     """Refuse an output path that cannot or must not be written, before anything is read or
     created: its folder missing or not a folder, the path a folder, one of ``inputs`` (also
     through links), an existing file that is not a store, or a store without ``overwrite``."""
+    if not isinstance(out, (str, os.PathLike)):
+        raise ParameterError(f"the output must be a path (got {type(out).__name__})")
+    check_flags(overwrite=overwrite)
     out = Path(out)
     folder = out.parent
     if not folder.is_dir():

@@ -37,6 +37,8 @@ def as_client(client):
             return distributed.Client(client, timeout="20s")
         except (OSError, TimeoutError) as err:
             raise JobError(f"cannot reach the dask scheduler at {client}: {err}") from err
+        except ValueError as err:  # not an address
+            raise ParameterError(f"{client!r} is not a dask scheduler address such as tcp://host:8786: {err}") from err
     raise ParameterError(f"client must be a distributed.Client or a scheduler address (got {type(client).__name__})")
 
 

@@ -118,10 +118,9 @@ def _compact(graph, timeout, auto):
                 if free < st.st_size - unused + (64 << 20):
                     raise StoreError(f"{path}: not compacted: it needs about {human(st.st_size - unused)} of free "
                                      f"disk beside the store, {human(free)} is free")
-                tmp = AtomicFile(path)
+                tmp = AtomicFile(path, mode=stat.S_IMODE(st.st_mode))  # the store keeps its permissions
                 try:
                     _copy_store(src, tmp.tmp, graph.store_id)
-                    os.chmod(tmp.tmp, stat.S_IMODE(st.st_mode))
                 except BaseException as err:
                     tmp.discard()
                     if isinstance(err, OSError):

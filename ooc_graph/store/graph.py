@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -81,6 +82,8 @@ class Graph:
     """
 
     def __init__(self, path, *, lock_timeout=None):
+        if not isinstance(path, (str, os.PathLike)):
+            raise ParameterError(f"expected the path of a graph store (got {type(path).__name__})")
         self.path = Path(path)
         self._h5, self._key, self._closed = None, None, False
         self._direct = None  # (file key, DirectReader, {dataset: ChunkTable or None}) once used
@@ -273,6 +276,9 @@ class Graph:
         labels = self.labels
         if self.string_labels and not isinstance(label, str):
             raise ParameterError(f"vertex {label!r} is not in the graph (its vertex ids are strings)")
+        if not self.string_labels and (isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer))):
+            # Never coerced: 1.5 or True is not vertex 1.
+            raise ParameterError(f"vertex {label!r} is not in the graph (its vertex ids are integers)")
         if labels is None:
             v = int(label)
             if not 0 <= v < self.num_vertices:

@@ -30,17 +30,19 @@ class AtomicFile:
     """A temporary path beside ``path`` that becomes ``path`` on :meth:`commit`, or vanishes.
 
     The temporary is ``.NAME.<pid>-<random>.partial`` (the pid tells a later build whether it is
-    stale); the committed file gets the mode a new file would (0666 less the umask)."""
+    stale); the committed file gets ``mode`` (a file it rewrites keeps its own) or the mode a new
+    file would (0666 less the umask)."""
 
-    def __init__(self, path):
+    def __init__(self, path, mode: int | None = None):
         self.path = Path(path)
+        self.mode = mode
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{os.getpid()}-", suffix=".partial",
                                    dir=self.path.parent)
         os.close(fd)
         self.tmp = Path(tmp)
 
     def commit(self):
-        os.chmod(self.tmp, 0o666 & ~umask())
+        os.chmod(self.tmp, 0o666 & ~umask() if self.mode is None else self.mode)
         os.replace(self.tmp, self.path)
 
     def discard(self):
