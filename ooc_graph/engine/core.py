@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 import numpy as np
 
@@ -58,9 +59,12 @@ class Engine(Traversals, ChunkStream):
         self._stop_agreed = None
 
     def release(self):
-        """Free what the engine holds (result memory being prepared included)."""
+        """Free what the engine holds (result memory being prepared included, and on a GPU the
+        unused page-locked result blocks)."""
         self.discard_prepared()
         super().release()
+        if self.backend.xp is not np:
+            self.backend.kernels.free_pinned_results()
 
     def report(self, iteration: int, measure) -> None:
         """Record the convergence measure of an iteration (a residual, or how many vertices
@@ -108,7 +112,10 @@ class Engine(Traversals, ChunkStream):
             return
         lo, hi = self.owned
         part = slice(lo, hi) if self._slices else slice(None)
-        self._prepared = Prepared([((n,), d) for d in dtypes], self.host_empty, part)
+        make = self.host_empty
+        if make is None and self.backend.xp is not np:  # page-locked: copied into at bus speed
+            make = partial(self.backend.kernels.empty_result, device=self.backend.xp.cuda.runtime.getDevice())
+        self._prepared = Prepared([((n,), d) for d in dtypes], make, part)
 
     def discard_prepared(self) -> None:
         if self._prepared is not None:

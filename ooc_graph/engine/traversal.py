@@ -43,6 +43,9 @@ SWEEP_PATIENCE = 2
 # frontier's arcs exceed 1/ALPHA of the arcs of unvisited vertices, back top-down once the
 # frontier holds fewer than 1/BETA of the vertices. BOTTOM_UP False: never.
 BOTTOM_UP = True
+# tight_parents reads each vertex's parent from its in-arcs (first_parent) where the increments
+# are positive and the in-CSR is held, instead of a pass over every arc (False: always the pass).
+PARENTS_FROM_IN_ARCS = True
 # Frontiers with more arcs than this advance one level at a time, arc-balanced, not queued.
 QUEUED_MAX_ARCS = 1 << 16
 BOTTOM_UP_ALPHA = 14
@@ -307,7 +310,7 @@ class Traversals:
         parent = xp.full(n, n, dtype=np.int64)
         g = self.graph
         positive = (plus > 0) if plus is not None else (g.weighted and g.num_arcs and float(g.attrs["min_weight"]) > 0)
-        if positive and hasattr(k, "first_parent") and self._can_pull():
+        if PARENTS_FROM_IN_ARCS and positive and hasattr(k, "first_parent") and self._can_pull():
             # Every reached vertex has a strictly shorter tight in-arc: the first one in its
             # ascending in-CSR row is the parent; each worker finds those of its own vertices.
             indptr, indices, w, _ = self.csr("in")
