@@ -10,8 +10,6 @@ Both modules expose the same functions with the same signatures:
 - ``advance_min(indptr, indices, weights, frontier, state, plus, changed)``: frontier advance on a CSR
 - ``bottom_up(indptr, indices, state, level, next_level, changed, lo, hi)``: a bottom-up BFS level
   over an in-CSR (direction optimisation)
-- ``first_parent(indptr, indices, weights, dist, plus, parent, lo, hi)``: shortest-path-tree
-  parents read from an in-CSR (positive increments)
 - ``scatter_min(state, ids, values, changed)``: merge (id, value) pairs by minimum (distributed runs)
 - ``pagerank_step(y, x, p, inv, alpha, lost, contrib)``: one fused PageRank update of a vertex range
 

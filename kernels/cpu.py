@@ -269,19 +269,6 @@ def bottom_up(indptr, indices, state, level: float, next_level: float, changed, 
     changed[todo[hit]] = 1
 
 
-def first_parent(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
-    """``parent[v]`` for ``v`` in ``[lo, hi)``: the smallest in-neighbour ``u`` with
-    ``dist[u] < dist[v]`` and ``dist[u] + w == dist[v]`` (as :func:`.gpu_traversal.first_parent`);
-    vertices without one keep their value."""
-    todo = lo + np.flatnonzero(np.isfinite(dist[lo:hi]))
-    pos, row = _rows(indptr, todo)
-    u = indices[pos].astype(np.int64)
-    dv = dist[todo[row]]
-    tight = (dist[u] < dv) & (_plus(dist[u], None if weights is None else weights[pos].astype(np.float64), plus) == dv)
-    rows, first = np.unique(row[tight], return_index=True)  # rows ascend: the first tight arc is the smallest u
-    parent[todo[rows]] = u[tight][first]
-
-
 def scatter_min(state, ids, values, changed) -> None:
     """``state[ids] = min(state[ids], values)`` (repeated ids allowed); ``changed[ids] = 1``:
     merging the vertices other workers changed (distributed runs)."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import _stager, empty_host, empty_result, free_pinned_results, to_device, to_host  # noqa: F401
-from .gpu_traversal import advance_levels, advance_min, bottom_up, first_parent  # noqa: F401
+from .gpu_traversal import advance_levels, advance_min, bottom_up  # noqa: F401
 
 
 def __getattr__(name):

@@ -1,7 +1,5 @@
 // ooc_graph traversal kernels over device CSRs (compiled with gpu_kernels.cu, whose conventions
 // they share: float64 states compared as IEEE-754 bit patterns, OOC_INF for "not reached").
-// Rows of an in-CSR list their sources in ascending order (partitioning/FORMAT.md), which the
-// bottom-up and parent kernels rely on to find the smallest qualifying in-neighbour first.
 
 // Frontier advance over a CSR, one warp per frontier vertex u: for each arc u->v,
 // state[v] = min(state[v], state[u] + w); changed[v] = 1 where it dropped.
@@ -131,79 +129,6 @@ __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const 
             state[v] = (unsigned long long)__double_as_longlong(next);
             changed[v] = 1;
             return;
-        }
-    }
-}
-
-// parent[v] for v in [lo, hi): the first u of v's in-arcs (the smallest: rows are ascending) with
-// dist[u] < dist[v] and dist[u] + w == dist[v] -- the strict rule of ooc_graph_tight_parent, found
-// without scanning every arc. Vertices without such an arc keep parent[v]. One thread scans a
-// short row; rows longer than OOC_WARP_ROW go to heavy[] (warp-aggregated appends) for
-// ooc_graph_first_parent_warp: one thread alone on a hub's row (R-MAT hubs have 10^5 in-arcs,
-// few of them one level up) took longer than the whole traversal.
-#define OOC_WARP_ROW 32
-template <typename W>
-__global__ void ooc_graph_first_parent(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                       const W* __restrict__ w, const int use_w, const double plus,
-                                       const double* __restrict__ dist, const long long lo, const long long hi,
-                                       long long* __restrict__ parent, long long* __restrict__ heavy,
-                                       unsigned long long* nheavy) {
-    const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    double dv = OOC_INF;
-    long long start = 0, end = 0;
-    if (v < hi) {
-        dv = dist[v];
-        if (dv != OOC_INF) { start = indptr[v]; end = indptr[v + 1]; }
-    }
-    const bool big = end - start > OOC_WARP_ROW;
-    const unsigned many = __ballot_sync(0xffffffffu, big);
-    if (many) {
-        const int lane = threadIdx.x & 31, leader = __ffs(many) - 1;
-        unsigned long long base = 0;
-        if (lane == leader) base = atomicAdd(nheavy, (unsigned long long)__popc(many));
-        base = __shfl_sync(0xffffffffu, base, leader);
-        if (big) heavy[base + __popc(many & ((1u << lane) - 1u))] = v;
-    }
-    if (big) return;
-    for (long long j = start; j < end; ++j) {
-        const int u = indices[j];
-        const double du = dist[u];
-        if (du < dv && du + (use_w ? (double)w[j] : plus) == dv) {
-            parent[v] = u;
-            return;
-        }
-    }
-}
-
-// The long rows: one warp per vertex reads 32 in-arcs at a time; the lowest lane with a tight
-// arc holds the smallest u. A fixed grid strides over the count the first kernel left on the device.
-template <typename W>
-__global__ void ooc_graph_first_parent_warp(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                            const W* __restrict__ w, const int use_w, const double plus,
-                                            const double* __restrict__ dist, const long long* __restrict__ heavy,
-                                            const unsigned long long* nheavy, long long* __restrict__ parent) {
-    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    const long long count = (long long)*nheavy;
-    for (long long k = first; k < count; k += warps) {
-        const long long v = heavy[k];
-        const double dv = dist[v];
-        const long long end = indptr[v + 1];
-        for (long long base = indptr[v]; base < end; base += 32) {
-            const long long j = base + lane;
-            int u = 0;
-            bool tight = false;
-            if (j < end) {
-                u = indices[j];
-                const double du = dist[u];
-                tight = du < dv && du + (use_w ? (double)w[j] : plus) == dv;
-            }
-            const unsigned hits = __ballot_sync(0xffffffffu, tight);
-            if (hits) {
-                if (lane == __ffs(hits) - 1) parent[v] = u;
-                break;
-            }
         }
     }
 }

@@ -1,6 +1,6 @@
 """GPU traversals over device CSRs (kernels in ``gpu_traversal.cu``): frontier advances (one warp
 per vertex, or arc-balanced), levels of small frontiers queued on the device, bottom-up levels of
-a direction-optimising BFS, and shortest-path-tree parents read from the in-arcs. The engine
+a direction-optimising BFS. The engine
 (``ooc_graph.engine.traversal``) chooses among them per level."""
 
 from __future__ import annotations
@@ -44,24 +44,6 @@ def bottom_up(indptr, indices, state, level: float, next_level: float, changed, 
     increment (the frontier is then exactly the vertices at ``level``)."""
     _launch("ooc_graph_bottom_up", hi - lo, (indptr, indices, np.int64(lo), np.int64(hi), np.float64(level),
                                              np.float64(next_level), state.view(cp.uint64), changed))
-
-
-def first_parent(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
-    """``parent[v]`` for ``v`` in ``[lo, hi)``: the smallest ``u`` with an arc ``u→v``,
-    ``dist[u] < dist[v]`` and ``dist[u] + w == dist[v]``, from the in-CSR (rows ascending; weights
-    float64 or None); vertices without one keep their value. With positive increments this is
-    the whole shortest-path tree (:meth:`Engine.tight_parents`' rule). Short rows take a thread,
-    long ones a warp (a second kernel over the long rows the first one listed)."""
-    if hi <= lo:
-        return
-    w, use_w, wt = _weights(weights, plus)
-    heavy = cp.empty(hi - lo, dtype=np.int64)
-    count = cp.zeros(1, dtype=np.uint64)
-    _launch(f"ooc_graph_first_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist, np.int64(lo),
-                                                       np.int64(hi), parent, heavy, count))
-    blocks = min(_BALANCED_BLOCKS, max(1, (32 * (hi - lo) + _THREADS - 1) // _THREADS))
-    _kernel(f"ooc_graph_first_parent_warp<{wt}>")((blocks,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus),
-                                                                          dist, heavy, count, parent))
 
 
 # Frontier queues for advance_levels: vertices a level may hand on without the host, the grid

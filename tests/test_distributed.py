@@ -134,7 +134,7 @@ def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch
 @pytest.mark.parametrize("size", [2, 3])
 def test_bottom_up_levels_across_workers(client, tmp_path, size):
     """Direction-optimised BFS split across workers: each looks for parents of its own unreached
-    vertices over the in-CSR and finds the parents of its own vertices from their in-arcs."""
+    vertices over the in-CSR."""
     rng = np.random.default_rng(size)
     src, dst, w = hub_edges(rng, n=900, weighted=True)
     G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "h.h5", num_vertices=902, interval_size=64,

@@ -79,8 +79,8 @@ def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_bottom_up_levels_give_the_top_down_answers(tmp_path, monkeypatch, seed):
-    """Direction-optimised traversals (bottom-up levels over the in-CSR, parents read from the
-    in-arcs) give the top-down loop's depths, distances and parents bit for bit."""
+    """Direction-optimised traversals (bottom-up levels over the in-CSR) give the top-down loop's
+    depths, distances and parents bit for bit."""
     monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
     rng = np.random.default_rng(70 + seed)
     n = int(rng.integers(100, 1500))

@@ -162,7 +162,7 @@ def test_large_results_come_back_in_page_locked_memory(tmp_path):
 @pytest.mark.parametrize("balanced", [True, False], ids=["arc-balanced", "warp-per-vertex"])
 @pytest.mark.parametrize("seed", range(6))
 def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, seed, balanced):
-    """Bottom-up levels over the in-CSR and parents from the in-arcs on the GPU: the CPU's
+    """Bottom-up levels over the in-CSR on the GPU: the CPU's
     depths, distances and parents bit for bit, with either top-down advance; queued levels stop
     at a frontier with many arcs so that the host can turn bottom-up."""
     from ooc_graph.kernels import gpu_traversal

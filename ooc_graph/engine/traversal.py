@@ -43,9 +43,6 @@ SWEEP_PATIENCE = 2
 # frontier's arcs exceed 1/ALPHA of the arcs of unvisited vertices, back top-down once the
 # frontier holds fewer than 1/BETA of the vertices. BOTTOM_UP False: never.
 BOTTOM_UP = True
-# tight_parents reads each vertex's parent from its in-arcs (first_parent) where the increments
-# are positive and the in-CSR is held, instead of a pass over every arc (False: always the pass).
-PARENTS_FROM_IN_ARCS = True
 # Frontiers with more arcs than this advance one level at a time, arc-balanced, not queued.
 QUEUED_MAX_ARCS = 1 << 16
 BOTTOM_UP_ALPHA = 14
@@ -72,8 +69,8 @@ class Traversals:
                 and execution != "async" and int(frontier.size) <= k.QUEUE_CAPACITY and arcs <= QUEUED_MAX_ARCS)
 
     def _can_pull(self) -> bool:
-        """Whether bottom-up levels and parents from the in-arcs are possible: the backend has
-        them and every rank holds the in-CSR on its device."""
+        """Whether bottom-up levels are possible: the backend has them and every rank holds the
+        in-CSR on its device."""
         if self._pull_ok is None:
             k = self.backend.kernels
             local = BOTTOM_UP and hasattr(k, "bottom_up") and self.csr("in") is not None
@@ -308,18 +305,6 @@ class Traversals:
             if parent is not None:
                 return parent
         parent = xp.full(n, n, dtype=np.int64)
-        g = self.graph
-        positive = (plus > 0) if plus is not None else (g.weighted and g.num_arcs and float(g.attrs["min_weight"]) > 0)
-        if PARENTS_FROM_IN_ARCS and positive and hasattr(k, "first_parent") and self._can_pull():
-            # Every reached vertex has a strictly shorter tight in-arc: the first one in its
-            # ascending in-CSR row is the parent; each worker finds those of its own vertices.
-            indptr, indices, w, _ = self.csr("in")
-            lo, hi = self.owned
-            k.first_parent(indptr, indices, w if plus is None else None, dist, plus, parent, lo, hi)
-            self._exchange(self.comm.gather_owned, parent)
-            parent[parent == n] = -1
-            parent[root] = -1
-            return parent
         parent[root] = root
         for batch in self.batches():
             k.tight_parent(batch, dist, plus, parent, None)
