@@ -14,6 +14,15 @@ def test_populate_keeps_contents_of_any_slice(part):
     np.testing.assert_array_equal(a, np.arange(1 << 16))
 
 
+@pytest.mark.parametrize("threads", [1, 3, 8])
+def test_populate_in_pieces_keeps_contents(monkeypatch, threads):
+    monkeypatch.setattr(hostbuf, "POPULATE_THREADS", threads)
+    monkeypatch.setattr(hostbuf, "_POPULATE_PIECE", 4096)
+    a = np.arange(100_003, dtype=np.int64)
+    hostbuf.populate_parallel(a[5:99_999])
+    np.testing.assert_array_equal(a, np.arange(100_003))
+
+
 def test_populate_without_madvise(monkeypatch):
     monkeypatch.setattr(hostbuf, "_madvise", None)
     a = np.arange(10_000, dtype=np.int64)
