@@ -385,3 +385,34 @@ def test_bfs_tree_declines_a_state_not_fresh():
     state = np.array([0.0, 5.0, np.inf])
     assert cpu.bfs_tree(indptr, indices, 0, state) is None
     np.testing.assert_array_equal(state, [0.0, 5.0, np.inf])
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_bfs_through_the_engine(tmp_path, monkeypatch, directed):
+    """ooc_graph.bfs and sssp run the compiled tree (one traversal, the in-CSR loaded only where a
+    level goes bottom-up, and not at all on an undirected graph, whose in-CSR is its out-CSR);
+    without the in-CSR in the budget every level is top-down; results equal the NumPy path's."""
+    rng = np.random.default_rng(12)
+    n = 3000
+    src, dst = _skewed_edges(rng, n, 20 * n)
+    G = ooc_graph.convert((src, dst), tmp_path / "s.h5", directed=directed, num_vertices=n, progress=False)
+    source = int(src[0])
+    assert G.labels is None
+    sides = []
+    csr = core.Engine.csr
+
+    def recording(self, side):
+        sides.append(side)
+        return csr(self, side)
+    monkeypatch.setattr(core.Engine, "csr", recording)
+    ref, fast = _run(G, source, compiled=False), _run(G, source, compiled=True)
+    _same(fast, ref)
+    _check_scipy(G, source, fast)
+    assert fast["bfs"].stats["traversals"] == fast["sssp"].stats["traversals"] == 1
+    assert ("in" in sides) == directed
+    monkeypatch.setattr(core.Engine, "csr", lambda self, side: None if side == "in" else csr(self, side))
+    G.release()
+    top_down = ooc_graph.bfs(G, source, device="cpu")
+    np.testing.assert_array_equal(top_down.depth, ref["bfs"].depth)
+    np.testing.assert_array_equal(top_down.parent, ref["bfs"].parent)
+    assert top_down.iterations == ref["bfs"].iterations
