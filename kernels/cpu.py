@@ -396,9 +396,8 @@ def int_levels(levels, unreachable: int):
     fast = compiled()
     if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
         return None
-    out = levels.view(np.int64)
-    fast.int_levels(levels, out, np.int64(unreachable))
-    return out
+    fast.int_levels(levels, np.int64(unreachable))
+    return levels.view(np.int64)
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

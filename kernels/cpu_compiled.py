@@ -46,6 +46,23 @@ def _prefetch(typingctx, array, index):
     return types.void(array, index), codegen
 
 
+@intrinsic
+def _bits(typingctx, x):
+    """A float64's bits as a uint64 (reading a float array's words as keys without a second view
+    of it, which would keep LLVM from vectorising a loop that writes the array)."""
+    if x != types.float64:
+        return None
+    return types.uint64(types.float64), lambda context, builder, signature, args: builder.bitcast(args[0], ir.IntType(64))
+
+
+@intrinsic
+def _from_bits(typingctx, x):
+    """The float64 whose bits are the 64-bit integer ``x``."""
+    if not isinstance(x, types.Integer) or x.bitwidth != 64:
+        return None
+    return types.float64(x), lambda context, builder, signature, args: builder.bitcast(args[0], ir.DoubleType())
+
+
 # -- per-batch operators (chunks streamed or cached) -------------------------------------------
 @njit(**_OPTS)
 def relax_min(indptr, indices, rows, dst_lo, weight, weighted, plus, state, changed):
@@ -427,8 +444,8 @@ def bfs_tree(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs,
         found = tail - stop
         head = stop
     ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6] = head, tail, cur, unexplored, arcs, found, done
-    for v in range(n):  # over the keys and the queue: each reads its own key first
-        k = key[v]
+    for v in range(n):  # over the keys (read through state: vectorised) and the queue
+        k = _bits(state[v])
         level = k >> _LEVEL_SHIFT
         reached = k != UNREACHED_KEY
         parent[v] = np.int64(k & _PARENT_MASK) if reached and level > 1 else -1
@@ -437,12 +454,12 @@ def bfs_tree(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs,
 
 
 @njit(**_OPTS)
-def int_levels(levels, out, unreachable):
-    """``out[v] = levels[v]`` as an integer, ``unreachable`` where inf; ``out`` may be ``levels``'s
-    own memory viewed as int64 (each element is read before it is written)."""
+def int_levels(levels, unreachable):
+    """Each of ``levels`` (whole numbers or inf) replaced in place by the bits of it as an int64,
+    ``unreachable`` where inf: view the array as int64 afterwards."""
     for v in range(levels.size):
         x = levels[v]
-        out[v] = np.int64(x) if x < np.inf else unreachable
+        levels[v] = _from_bits(np.int64(x) if x < np.inf else unreachable)
 
 
 @njit(**_OPTS)
