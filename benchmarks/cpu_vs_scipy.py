@@ -2,12 +2,14 @@
 (results in host memory), warm and cold, with the compiled kernels (numba) and the NumPy ones.
 
     python benchmarks/cpu_vs_scipy.py --road ../shared/data/road/NY.gr.xz ../shared/data/road/FLA.gr.xz \\
-        --social ../shared/data/snap/soc-slashdot0902.txt.gz --work /tmp/cpu-bench --reference \\
-        --ooc-memory 16MB
+        --social ../shared/data/snap/soc-slashdot0902.txt.gz ../shared/data/snap/ego-twitter.txt.gz \\
+        --work /tmp/cpu-bench --reference --ooc-memory 16MB
 
 Road graph: BFS (``csgraph.breadth_first_order``), SSSP unweighted and with seeded random
 weights 1..1000 (``csgraph.dijkstra``), WCC (``csgraph.connected_components``), source 0.
-Social graph: PageRank per iteration against one scipy CSR SpMV of the same graph. Warm figures
+Social graphs (directed): BFS, SSSP and WCC as on the road graphs (unweighted only), and PageRank
+per iteration against one scipy CSR SpMV of the same graph. ``--only bfs`` (or another of
+bfs, sssp, wcc, pagerank) measures only those calls. Warm figures
 are medians of ``--reps`` calls on the open graph; cold ones are the first call in a new process
 (store read, JIT cache loaded), and once more with an empty JIT cache (compilation included).
 ``--ooc-memory``: BFS, WCC and PageRank on the first road graph in that budget (no CSR: streamed
@@ -102,19 +104,22 @@ def side_by_side(theirs, mine, reps, compiled=True):
              "ratio_to_scipy_median": float(np.median(ratios)), "ratio_to_scipy_min": min(t_o) / min(t_s)}, r)
 
 
-def road(a, path: Path, work: Path):
+def traversals(a, path: Path, work: Path, weights=(False, True)):
+    """BFS, SSSP and WCC from source 0 against csgraph (``weights``: unweighted, then SSSP on the
+    graph with seeded weights)."""
     res = {}
-    for weighted in (False, True):
+    for weighted in weights:
         store = store_for(path, work, weighted)
         G = ooc_graph.open(store)
         n = G.num_vertices
+        s = G.vertex_id(0)  # our calls name vertex 0 by its original id, csgraph by its index
         indptr, indices, w = G.csr("out")
         A = sp.csr_matrix((np.ones(indices.size) if w is None else w.astype(np.float64), indices, indptr),
                           shape=(n, n))
-        scipy_calls = {"bfs": lambda: csgraph.breadth_first_order(A, 0),
-                       "sssp": lambda: csgraph.dijkstra(A, indices=0),
+        scipy_calls = {"bfs": lambda: csgraph.breadth_first_order(A, s),
+                       "sssp": lambda: csgraph.dijkstra(A, indices=s),
                        "wcc": lambda: csgraph.connected_components(A, directed=True, connection="weak")}
-        algos = ("sssp",) if weighted else ("bfs", "sssp", "wcc")
+        algos = [x for x in (("sssp",) if weighted else ("bfs", "sssp", "wcc")) if x in a.only]
         for algo in algos:
             key = algo + ("_weighted" if weighted else "")
             entry = {"graph": store.name, "num_vertices": n, "num_arcs": G.num_arcs,
@@ -130,8 +135,10 @@ def road(a, path: Path, work: Path):
                 labels = np.full(ref[1].max() + 1, n)
                 np.minimum.at(labels, ref[1], np.arange(n))
                 entry["equals_scipy"] = bool(np.array_equal(r.labels, labels[ref[1]]))
-            else:  # the same vertices reached (csgraph's BFS returns no depths)
-                entry["equals_scipy"] = bool(np.array_equal(np.flatnonzero(r.reachable), np.sort(ref[0])))
+            else:  # the same vertices reached (csgraph's BFS returns no depths), at csgraph's hop counts
+                hops = csgraph.shortest_path(A, indices=s, unweighted=True)
+                entry["equals_scipy"] = bool(np.array_equal(np.flatnonzero(r.reachable), np.sort(ref[0])) and
+                                             np.array_equal(r.depth[r.reachable], hops[np.isfinite(hops)]))
             if a.reference:
                 _, entry["numpy"], rn = side_by_side(scipy_calls[algo], our_call(G, algo), 1, compiled=False)
                 entry["equals_numpy"] = all(np.array_equal(x, rn.arrays()[k]) for k, x in r.arrays().items())
@@ -215,7 +222,8 @@ def out_of_core(a, path: Path, work: Path):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--road", type=Path, nargs="*", default=[])
-    p.add_argument("--social", type=Path)
+    p.add_argument("--social", type=Path, nargs="*", default=[])
+    p.add_argument("--only", nargs="+", default=list(CALLS), choices=list(CALLS), help="the calls to measure")
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "cpu-bench")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20, help="PageRank iterations per call")
@@ -229,11 +237,13 @@ def main():
     res = {"numba": numba.__version__, "numba_threads": numba.get_num_threads(), "scipy": scipy.__version__,
            "machine_load_before": os.getloadavg()}
     for path in a.road:
-        res["road_" + path.name.split(".")[0]] = road(a, path, a.work)
+        res["road_" + path.name.split(".")[0]] = traversals(a, path, a.work)
     if a.ooc_memory and a.road:
         res["out_of_core_" + a.road[0].name.split(".")[0]] = out_of_core(a, a.road[0], a.work)
-    if a.social is not None:
-        res["pagerank_" + a.social.name.split(".")[0]] = pagerank(a, a.social, a.work)
+    for path in a.social:
+        res["social_" + path.name.split(".")[0]] = traversals(a, path, a.work, weights=(False,))
+        if "pagerank" in a.only:
+            res["pagerank_" + path.name.split(".")[0]] = pagerank(a, path, a.work)
     res["machine_load_after"] = os.getloadavg()
     record(a.name, res)
 

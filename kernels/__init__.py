@@ -23,7 +23,9 @@ files, stores, dask or scheduling: the engine hands them arrays.
 The CPU module runs its operators compiled where numba is installed (``cpu_compiled``, the NumPy
 code being their reference) and then also offers whole traversals over a CSR held in memory:
 ``whole_traversals()``, ``traverse_min(indptr, indices, weights, frontier, state, plus, parent)``
-(queue BFS or Dijkstra to the fixed point) and ``tree_parents(...)`` (the shortest-path tree).
+(queue BFS or Dijkstra to the fixed point), ``tree_parents(...)`` (the shortest-path tree),
+``bfs_tree(indptr, indices, source, state, in_csr)`` (a direction-optimising BFS that builds its
+tree on the way) and ``int_levels(levels, unreachable)`` (BFS levels to int64 in place).
 """
 
 from . import cpu

@@ -7,8 +7,9 @@ product (``pull_sum``) or a segmented reduction (``relax_min``).
 
 Where numba is installed (``pip install ooc-graph[cpu]``) the operators run compiled
 (:mod:`.cpu_compiled`), with the same results; this NumPy code is their reference.
-:func:`traverse_min` and :func:`tree_parents` exist only compiled: whole traversals over a CSR
-held in memory, which the engine uses in place of its per-level loop. ``USE_COMPILED = False``
+:func:`traverse_min`, :func:`tree_parents`, :func:`bfs_tree` and :func:`int_levels` exist only
+compiled: whole traversals over a CSR held in memory, which the engine uses in place of its
+per-level loop. ``USE_COMPILED = False``
 (or the environment variable ``OOC_GRAPH_CPU_KERNELS=numpy``) switches the compiled kernels off.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -329,6 +331,93 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
     ids = np.int32 if state.size < 2**31 else np.int64
     return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
+
+
+# Direction-optimising BFS (:func:`bfs_tree`; Beamer, Asanović and Patterson, SC'12): a level goes
+# bottom-up when its frontier's out-arcs exceed the arcs still unexplored / BFS_ALPHA and the
+# vertices / BFS_MIN_FRONTIER (without the latter a road graph's last levels, when few arcs are
+# left, went bottom-up: an O(n) pass each), and back top-down once a bottom-up level looked at more
+# than BFS_LEAVE_BOTTOM_UP times the next frontier's arcs. Top-down levels branch on the data only
+# after a level that found fewer than one new vertex per BFS_BRANCHY arcs. Measured against
+# csgraph on road NY/FLA, soc-Slashdot0902, ego-Twitter and cit-HepPh from several sources
+# (benchmarks/RESULTS.md): alpha 14 (GAP uses 15) was 13% slower than 8 on ego-Twitter and 30% on
+# cit-HepPh, 6 to 10 within noise; branchy 2 slowed road graphs by a quarter, 3 to 8 within noise
+# (8 up to 15% slower on ego-Twitter); min-frontier and leave-bottom-up within noise over 4 to 32
+# and 1 to 8.
+BFS_ALPHA = 8
+BFS_MIN_FRONTIER = 16
+BFS_BRANCHY = 4
+BFS_LEAVE_BOTTOM_UP = 2
+_bfs_tree_failed = False  # the kernel did not compile here (then the engine keeps its other path)
+_max_degrees = {}  # id(indptr) -> its largest row, while that array lives
+
+
+def _max_degree(indptr) -> int:
+    """The largest row of a CSR, computed once per array (the engine keeps its CSR between calls)."""
+    key = id(indptr)
+    degree = _max_degrees.get(key)
+    if degree is None:
+        degree = _max_degrees[key] = int(np.diff(indptr).max()) if indptr.size > 1 else 0
+        weakref.finalize(indptr, _max_degrees.pop, key, None)
+    return degree
+
+
+def bfs_tree(indptr, indices, source: int, state, in_csr=None):
+    """Unit-increment BFS from ``source`` over a whole out-CSR held in memory, with the parents of
+    :func:`tree_parents` (the smallest vertex one level above with an arc to v; -1 at the root and
+    where unreached), in one compiled call: direction-optimising, bottom-up levels over the
+    in-CSR, whose rows must be sorted by source (the store's are). ``state`` must be fresh (inf
+    everywhere, 0 at ``source``) and receives the levels. ``in_csr``: a callable returning the
+    in-CSR's ``(indptr, indices)``, or None where it is not available; called only once a level
+    would go bottom-up (a road graph never loads it). Works in ``state`` and the parent array it
+    returns (n/8 bytes of scratch besides).
+
+    Returns ``(levels, arcs scanned, parent)``, or None where this does not apply (no compiled
+    kernels, a state not fresh, 2**31 vertices or more): the caller then runs
+    :func:`traverse_min` and :func:`tree_parents`."""
+    global _bfs_tree_failed
+    fast = compiled()
+    n = state.size
+    if fast is None or _bfs_tree_failed or not 0 <= source < n or n >= 2**31 or state.dtype != np.float64 or \
+            not state.flags.c_contiguous or not fast.fresh(state, np.array([source], np.int64)):
+        return None
+    key = state.view(np.uint64)
+    key[source] = np.uint64(1) << np.uint64(32)
+    parent = np.empty(n, np.int64)
+    queue = parent.view(np.uint32)
+    queue[0] = source
+    ctx = np.array([0, 1, 1, indices.size, 0, 1, 1], np.int64)
+    ip, ix = _ids(indptr), _ids(indices)
+    in_ip, in_ix = ip[:0], ix[:0]
+    step = 0 if in_csr is None else 2
+    try:
+        while fast.bfs_tree(ip, ix, in_ip, in_ix, step, BFS_ALPHA, n // BFS_MIN_FRONTIER, BFS_BRANCHY,
+                            BFS_LEAVE_BOTTOM_UP, _max_degree(indptr), key, queue, ctx, state, parent):
+            loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
+            step = 0 if loaded is None else 1
+            if loaded is not None:
+                in_ip, in_ix = _ids(loaded[0]).astype(ip.dtype, copy=False), _ids(loaded[1]).astype(ix.dtype, copy=False)
+    except Exception as err:  # numba's errors: e.g. a version whose LLVM refuses the prefetch hint
+        from numba.core.errors import NumbaError
+        if not isinstance(err, NumbaError):
+            raise
+        _bfs_tree_failed = True
+        key[source] = 0  # the state as it came (nothing ran)
+        log.warning("the compiled BFS did not compile (%s): BFS runs without it", err)
+        return None
+    return int(ctx[2]) - 1, int(ctx[4]), parent
+
+
+def int_levels(levels, unreachable: int):
+    """Float64 BFS levels (whole numbers, inf where unreached) as int64 in the same memory, inf
+    becoming ``unreachable``: one pass and no allocation, where a new array, a mask and a masked
+    copy took 2.3 ms on a million vertices. Returns the int64 view, or None where the compiled
+    kernels are off (the caller converts into a new array)."""
+    fast = compiled()
+    if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
+        return None
+    fast.int_levels(levels, np.int64(unreachable))
+    return levels.view(np.int64)
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

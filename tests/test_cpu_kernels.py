@@ -272,3 +272,147 @@ def test_deep_bfs_past_the_level_byte(tmp_path):
     _same(fast, ref)
     _check_scipy(G, 0, fast)
     assert fast["bfs"].depth.max() > 300 and fast["bfs"].stats["traversals"] == 1
+
+
+# -- the direction-optimising BFS with its tree (kernels.cpu.bfs_tree) -------------------------
+def _skewed_edges(rng, n, m):
+    """Arcs whose ends follow a power law (hubs, as in social graphs), with self-loops and repeats."""
+    weight = 1.0 / np.arange(1, n + 1) ** 1.1
+    weight = weight[rng.permutation(n)] / weight.sum()
+    src, dst = rng.choice(n, m, p=weight), rng.choice(n, m, p=weight)
+    k = max(1, m // 10)
+    return np.concatenate([src, src[:k], np.arange(0, n, 7)]), np.concatenate([dst, dst[:k], np.arange(0, n, 7)])
+
+
+def _csr(rows, cols, n, dtype):
+    """CSR with each row sorted (as the store writes both of its CSRs), in ``dtype``."""
+    order = np.lexsort((cols, rows))
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr.astype(dtype), cols[order].astype(dtype)
+
+
+def _tree_reference(n, src, dst, source):
+    """Levels from csgraph, and parent[v] = the smallest u != v with an arc u->v one level above."""
+    A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    hops = csgraph.shortest_path(A, indices=source, unweighted=True)
+    tight = (src != dst) & np.isfinite(hops[src]) & (hops[src] + 1 == hops[dst])
+    parent = np.full(n, n, np.int64)
+    np.minimum.at(parent, dst[tight], src[tight])
+    parent[parent == n] = -1
+    parent[source] = -1
+    levels = int(np.isfinite(hops).sum() and hops[np.isfinite(hops)].max() + 1)
+    return hops, parent, levels
+
+
+def _bfs_tree(n, src, dst, source, dtype=np.int32, bottom_up=True):
+    indptr, indices = _csr(src, dst, n, dtype)
+    calls = []
+
+    def in_csr():
+        calls.append(1)
+        return _csr(dst, src, n, dtype)
+    state = np.full(n, np.inf)
+    state[source] = 0.0
+    levels, arcs, parent = cpu.bfs_tree(indptr, indices, source, state, in_csr if bottom_up else None)
+    return state, parent, levels, arcs, len(calls)
+
+
+SETTINGS = {  # (BFS_ALPHA, BFS_MIN_FRONTIER, BFS_BRANCHY, BFS_LEAVE_BOTTOM_UP)
+    "default": (cpu.BFS_ALPHA, cpu.BFS_MIN_FRONTIER, cpu.BFS_BRANCHY, cpu.BFS_LEAVE_BOTTOM_UP),
+    "bottom-up": (2**40, 2**40, 0, 2**30),  # every level with arcs goes bottom-up, and stays
+    "branchy": (1, 1, 0, 0),  # top-down with branches, bottom-up rarely
+    "branch-free": (1, 1, 2**30, 0),
+}
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+@pytest.mark.parametrize("seed", range(10))
+def test_bfs_tree_equals_reference(monkeypatch, setting, seed):
+    """Levels, smallest parents and level counts on uniform and skewed random graphs (self-loops,
+    repeats, unreachable vertices), top-down, bottom-up and mixed, on 32- and 64-bit CSRs."""
+    for name, value in zip(("BFS_ALPHA", "BFS_MIN_FRONTIER", "BFS_BRANCHY", "BFS_LEAVE_BOTTOM_UP"), SETTINGS[setting]):
+        monkeypatch.setattr(cpu, name, value)
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(1, 3000))
+    m = int(rng.integers(0, 12 * n))
+    if seed % 2:
+        src, dst = _skewed_edges(rng, n, m)
+    else:
+        src, dst, _ = random_edges(rng, n=n, m=m)
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    if seed % 3 == 0:  # an undirected graph: each arc both ways
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    for source in {0, int(rng.integers(0, n)), int(src[0]) if src.size else 0}:
+        hops, parent, levels = _tree_reference(n, src, dst, source)
+        for dtype in (np.int32, np.int64):
+            for bottom_up in (True, False):
+                state, got, got_levels, arcs, _ = _bfs_tree(n, src, dst, source, dtype, bottom_up)
+                np.testing.assert_array_equal(state, hops)
+                np.testing.assert_array_equal(got, parent)
+                assert got_levels == levels and 0 <= arcs
+                if not bottom_up:
+                    assert arcs == np.isfinite(hops[src]).sum()  # top-down scans each reached row once
+
+
+def test_bfs_tree_edge_cases():
+    for n, src, dst in [(1, [], []), (1, [0], [0]), (5, [], []), (4, [0, 0, 0, 1], [1, 1, 1, 0]),
+                        (3, [1, 2], [0, 0]), (6, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5])]:
+        src, dst = np.array(src, np.int64), np.array(dst, np.int64)
+        for source in range(n):
+            hops, parent, levels = _tree_reference(n, src, dst, source)
+            state, got, got_levels, _, _ = _bfs_tree(n, src, dst, source)
+            np.testing.assert_array_equal(state, hops)
+            np.testing.assert_array_equal(got, parent)
+            assert got_levels == levels
+
+
+def test_bfs_tree_loads_the_in_csr_only_for_bottom_up_levels():
+    rng = np.random.default_rng(11)
+    n = 2000
+    path = np.arange(n - 1)  # a path: every frontier one vertex
+    *_, calls = _bfs_tree(n, np.concatenate([path, path + 1]), np.concatenate([path + 1, path]), 0)
+    assert calls == 0
+    src, dst = _skewed_edges(rng, n, 30 * n)  # a dense skewed graph: its widest levels go bottom-up
+    hops, parent, _ = _tree_reference(n, src, dst, int(src[0]))
+    state, got, _, arcs, calls = _bfs_tree(n, src, dst, int(src[0]))
+    assert calls == 1 and arcs < src.size
+    np.testing.assert_array_equal(got, parent)
+
+
+def test_bfs_tree_declines_a_state_not_fresh():
+    indptr, indices = _csr(np.array([0, 1]), np.array([1, 2]), 3, np.int32)
+    state = np.array([0.0, 5.0, np.inf])
+    assert cpu.bfs_tree(indptr, indices, 0, state) is None
+    np.testing.assert_array_equal(state, [0.0, 5.0, np.inf])
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_bfs_through_the_engine(tmp_path, monkeypatch, directed):
+    """ooc_graph.bfs and sssp run the compiled tree (one traversal, the in-CSR loaded only where a
+    level goes bottom-up, and not at all on an undirected graph, whose in-CSR is its out-CSR);
+    without the in-CSR in the budget every level is top-down; results equal the NumPy path's."""
+    rng = np.random.default_rng(12)
+    n = 3000
+    src, dst = _skewed_edges(rng, n, 20 * n)
+    G = ooc_graph.convert((src, dst), tmp_path / "s.h5", directed=directed, num_vertices=n, progress=False)
+    source = int(src[0])
+    assert G.labels is None
+    sides = []
+    csr = core.Engine.csr
+
+    def recording(self, side):
+        sides.append(side)
+        return csr(self, side)
+    monkeypatch.setattr(core.Engine, "csr", recording)
+    ref, fast = _run(G, source, compiled=False), _run(G, source, compiled=True)
+    _same(fast, ref)
+    _check_scipy(G, source, fast)
+    assert fast["bfs"].stats["traversals"] == fast["sssp"].stats["traversals"] == 1
+    assert ("in" in sides) == directed
+    monkeypatch.setattr(core.Engine, "csr", lambda self, side: None if side == "in" else csr(self, side))
+    G.release()
+    top_down = ooc_graph.bfs(G, source, device="cpu")
+    np.testing.assert_array_equal(top_down.depth, ref["bfs"].depth)
+    np.testing.assert_array_equal(top_down.parent, ref["bfs"].parent)
+    assert top_down.iterations == ref["bfs"].iterations

@@ -43,9 +43,13 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     levels, parent = eng.shortest_paths(depth, plus=1.0, source=s, execution=execution)
     # Depths to int64 on the backend's device: on a GPU the host-side conversion made BFS several
     # times slower than the identical SSSP on R-MAT-25 (benchmarks/RESULTS.md).
-    # One temporary, not four (3 ms of a 50 ms BFS on road FLA on the CPU).
-    out = xp.full(g.num_vertices, UNREACHABLE, dtype=np.int64)
-    xp.copyto(out, depth, casting="unsafe", where=xp.isfinite(depth))
+    # One temporary, not four (3 ms of a 50 ms BFS on road FLA on the CPU); with the compiled CPU
+    # kernels none, in place.
+    convert = getattr(eng.backend.kernels, "int_levels", None)
+    out = None if convert is None else convert(depth, UNREACHABLE)
+    if out is None:
+        out = xp.full(g.num_vertices, UNREACHABLE, dtype=np.int64)
+        xp.copyto(out, depth, casting="unsafe", where=xp.isfinite(depth))
     return run.finish(BFSResult, "bfs", {"source": source if isinstance(source, str) else int(source),
                                                  "execution": execution}, levels, True, store,
                       depth=eng.result(out), parent=eng.result(parent))

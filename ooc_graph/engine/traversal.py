@@ -236,6 +236,9 @@ class Traversals:
             raise choice("execution", execution, EXECUTIONS)
         k = self.backend.kernels
         if self._whole_csr(plus) is not None:
+            tree = self._bfs_tree(state, plus, source)
+            if tree is not None:
+                return tree
             n = self.graph.num_vertices
             parent = np.full(n, n, dtype=np.int64)
             parent[source] = source
@@ -248,6 +251,34 @@ class Traversals:
                 return iterations, parent
         iterations = self.propagate_min(state, plus=plus, frontier=[source], execution=execution)
         return iterations, self.tight_parents(state, plus=plus, root=source)
+
+    def _bfs_tree(self, state, plus, source: int):
+        """``shortest_paths`` for unit increments from a fresh state, in one compiled call
+        (``kernels.bfs_tree``: direction-optimising, the parents built on the way) over the
+        out-CSR in memory and, for bottom-up levels, the in-CSR if it fits the CSR budget too
+        (loaded only when a level needs it; an undirected graph's is its out-CSR);
+        ``(iterations, parent)``, or None where this does not apply."""
+        k = self.backend.kernels
+        if plus != 1.0 or not hasattr(k, "bfs_tree"):
+            return None
+        indptr, indices, _, _ = self._whole_csr(plus)
+
+        def in_csr():
+            csr = self.csr("in") if self.graph.directed else (indptr, indices)
+            return None if csr is None else csr[:2]
+        before, t = self.stats.as_dict(), time.perf_counter()
+        done = k.bfs_tree(indptr, indices, source, state, in_csr)
+        if done is None:
+            return None
+        iterations, arcs, parent = done
+        seconds = time.perf_counter() - t
+        self.stats.traversals += 1
+        self.stats.arcs_processed += arcs
+        self.stats.record("traversal", seconds, before, arcs=arcs, clock=self.clock)
+        self.stats.seconds_computing += seconds
+        self.report(iterations, 0)
+        log.info("BFS over the CSR in memory: %d levels, %d arcs, %.3f s", iterations, arcs, seconds)
+        return iterations, parent
 
     def _relax_pass(self, state, plus, changed, active, local: bool, backward: bool) -> None:
         """One pass of ``relax_min`` over the chunks with an active source interval; ``local``
