@@ -1,0 +1,128 @@
+"""The general edge operator on the CPU (NumPy): ``out[v] = monoid(out[v], f(x[u], x_dst[v], w))``
+over a batch's arcs, ``f`` an expression tree of :mod:`ooc_graph.engine.expression`. Re-exported
+by :mod:`.cpu`, whose batches (CSR by destination) these take."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import cpu
+
+_REDUCE = {"sum": np.add, "min": np.minimum, "max": np.maximum, "or": np.maximum}
+_SRC = ("var", "src")
+_SRC_W = (("bin", "*", ("var", "src"), ("var", "w")), ("bin", "*", ("var", "w"), ("var", "src")))
+
+
+def evaluate(tree, env: dict, xp=np):
+    """The value of an expression tree (:mod:`ooc_graph.engine.expression`) over the arrays or
+    scalars in ``env`` (``src``, ``dst``, ``w``), with the array module ``xp``."""
+    kind = tree[0]
+    if kind == "var":
+        return env[tree[1]]
+    if kind == "const":
+        return tree[1]
+    if kind == "neg":
+        return -evaluate(tree[1], env, xp)
+    if kind == "not":
+        return xp.logical_not(evaluate(tree[1], env, xp))
+    if kind in ("and", "or"):
+        a, b = evaluate(tree[1], env, xp), evaluate(tree[2], env, xp)
+        return xp.logical_and(a, b) if kind == "and" else xp.logical_or(a, b)
+    if kind in ("bin", "cmp"):
+        a, b = evaluate(tree[2], env, xp), evaluate(tree[3], env, xp)
+        op = tree[1]
+        if op == "**":
+            return xp.power(xp.asarray(a, dtype=np.float64), b)
+        if op == "/":
+            return xp.true_divide(a, b)
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<": lambda: a < b,
+                "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b, "==": lambda: a == b,
+                "!=": lambda: a != b}[op]()
+    if kind == "call":
+        args = [evaluate(t, env, xp) for t in tree[2:]]
+        name = tree[1]
+        if name == "where":
+            return xp.where(xp.asarray(args[0]) != 0, args[1], args[2])
+        return {"min": xp.minimum, "max": xp.maximum, "abs": xp.abs}[name](*args)
+    raise ValueError(f"unknown expression node {kind!r}")  # the parser admits no other
+
+
+def _arc_values(batch: "cpu.Batch", tree, xs, xd):
+    """``f`` of every arc of the batch, in CSR order (float64 unless f is boolean or integral)."""
+    m = batch.matrix
+    env = {"w": 1.0 if batch.weight is None else batch.weight}
+    if "src" in repr(tree):
+        env["src"] = xs[m.indices]
+    if "dst" in repr(tree):
+        env["dst"] = np.repeat(xd[batch.rows + batch.dst_lo], np.diff(m.indptr))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = evaluate(tree, env)
+    return np.broadcast_to(values, (m.nnz,)) if np.ndim(values) == 0 else values
+
+
+def _weighted(batch: "cpu.Batch"):
+    """The batch's CSR with the arc weights as values (shares its index arrays)."""
+    wm = getattr(batch, "_weighted_matrix", None)
+    if wm is None:
+        m = batch.matrix
+        wm = sp.csr_matrix((batch.weight, m.indices, m.indptr), shape=m.shape)
+        batch._weighted_matrix = wm
+    return wm
+
+
+def edge_combine(batch: "cpu.Batch", tree, monoid: str, xs, xd, active, out) -> None:
+    """``out[v] = monoid(out[v], f(xs[u], xd[v], w))`` over the batch's arcs u→v whose source is
+    active (``active`` a uint8 mask, or None for all). ``monoid``: sum, min, max, or (1 where
+    any ``f`` is non-zero). Sums of ``src`` and ``src * w`` run as a sparse matrix-vector product."""
+    if not batch.num_arcs:
+        return
+    idx = batch.rows + batch.dst_lo
+    if monoid == "sum" and active is None and xs.dtype == np.float64 and out.dtype == np.float64:
+        if tree == _SRC:
+            cpu.pull_sum(batch, xs, out)
+            return
+        if tree in _SRC_W:
+            product = (batch.matrix if batch.weight is None else _weighted(batch)) @ xs
+            if batch.rows.size == batch.dst_hi - batch.dst_lo:
+                out[batch.dst_lo:batch.dst_hi] += product
+            else:
+                out[idx] += product
+            return
+    values = _arc_values(batch, tree, xs, xd)
+    if monoid == "or":
+        values = values != 0
+    elif values.dtype == bool:
+        values = values.astype(out.dtype)
+    if active is not None:
+        keep = active[batch.matrix.indices].astype(bool)
+        if monoid == "sum":
+            values = np.where(keep, values, 0)
+        elif monoid == "or":
+            values = values & keep
+        else:
+            fill = _identity(monoid, np.result_type(values))
+            values = np.where(keep, values, fill)
+    reduced = _REDUCE[monoid].reduceat(values, batch.row_start)
+    out[idx] = _REDUCE[monoid](out[idx], reduced.astype(out.dtype, copy=False))
+
+
+def _identity(monoid: str, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return {"min": np.inf, "max": -np.inf}.get(monoid, 0)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return {"min": info.max, "max": info.min}.get(monoid, 0)
+    return {"min": True}.get(monoid, False)
+
+
+def edge_values(batch: "cpu.Batch", tree, xs, xd, active):
+    """``(destination, f(xs[u], xd[v], w))`` of every arc u→v of the batch whose source is
+    active: int64 ids and float64 values."""
+    values = np.asarray(_arc_values(batch, tree, xs, xd), dtype=np.float64)
+    dst = batch.dst()
+    if active is not None:
+        keep = active[batch.matrix.indices].astype(bool)
+        return dst[keep], values[keep]
+    return dst, values
