@@ -11,7 +11,7 @@ from scipy.sparse import csgraph
 
 import ooc_graph
 from ooc_graph import UNREACHABLE
-from ooc_graph.engine import traversal
+from ooc_graph.engine import Engine, traversal
 from ooc_graph.kernels import cpu
 
 from conftest import edge_array, random_edges
@@ -399,18 +399,18 @@ def test_bfs_through_the_engine(tmp_path, monkeypatch, directed):
     source = int(src[0])
     assert G.labels is None
     sides = []
-    csr = core.Engine.csr
+    csr = Engine.csr
 
     def recording(self, side):
         sides.append(side)
         return csr(self, side)
-    monkeypatch.setattr(core.Engine, "csr", recording)
+    monkeypatch.setattr(Engine, "csr", recording)
     ref, fast = _run(G, source, compiled=False), _run(G, source, compiled=True)
     _same(fast, ref)
     _check_scipy(G, source, fast)
     assert fast["bfs"].stats["traversals"] == fast["sssp"].stats["traversals"] == 1
     assert ("in" in sides) == directed
-    monkeypatch.setattr(core.Engine, "csr", lambda self, side: None if side == "in" else csr(self, side))
+    monkeypatch.setattr(Engine, "csr", lambda self, side: None if side == "in" else csr(self, side))
     G.release()
     top_down = ooc_graph.bfs(G, source, device="cpu")
     np.testing.assert_array_equal(top_down.depth, ref["bfs"].depth)

@@ -73,9 +73,13 @@ class Traversals:
         in-CSR on its device."""
         if self._pull_ok is None:
             k = self.backend.kernels
-            local = BOTTOM_UP and hasattr(k, "bottom_up") and self.csr("in") is not None
+            local = BOTTOM_UP and hasattr(k, "bottom_up") and self._in_csr() is not None
             self._pull_ok = bool(self.comm.allreduce(int(local), "min"))
         return self._pull_ok
+
+    def _in_csr(self):
+        """The in-arc CSR on the device (an undirected graph's is its out-CSR), or None."""
+        return self.csr("in" if self.graph.directed else "out")
 
     def _level_of(self, state, plus, frontier, execution: str):
         """The frontier's common value if the traversal starts level-synchronous (a constant
@@ -162,7 +166,7 @@ class Traversals:
             before, ta = self.stats.as_dict(), time.perf_counter()
             if bottom:  # each worker looks for parents of its own unreached vertices
                 self.stats.bottom_up += 1
-                indptr, indices, _, _ = self.csr("in")
+                indptr, indices, _, _ = self._in_csr()
                 lo, hi = self.owned
                 k.bottom_up(indptr, indices, state, level, level + plus, changed, lo, hi)
                 self._sync()
@@ -220,6 +224,11 @@ class Traversals:
         if done is None:
             return None
         iterations, arcs = (int(v) for v in done)
+        self._count_traversal(iterations, arcs, before, t)
+        return iterations
+
+    def _count_traversal(self, iterations: int, arcs: int, before: dict, t: float) -> None:
+        """Record a whole traversal (one compiled call) that started at ``t``."""
         seconds = time.perf_counter() - t
         self.stats.traversals += 1
         self.stats.arcs_processed += arcs
@@ -227,7 +236,6 @@ class Traversals:
         self.stats.seconds_computing += seconds
         self.report(iterations, 0)
         log.info("whole traversal over the CSR: %d levels' worth, %d arcs, %.3f s", iterations, arcs, seconds)
-        return iterations
 
     def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
@@ -271,13 +279,7 @@ class Traversals:
         if done is None:
             return None
         iterations, arcs, parent = done
-        seconds = time.perf_counter() - t
-        self.stats.traversals += 1
-        self.stats.arcs_processed += arcs
-        self.stats.record("traversal", seconds, before, arcs=arcs, clock=self.clock)
-        self.stats.seconds_computing += seconds
-        self.report(iterations, 0)
-        log.info("BFS over the CSR in memory: %d levels, %d arcs, %.3f s", iterations, arcs, seconds)
+        self._count_traversal(int(iterations), int(arcs), before, t)
         return iterations, parent
 
     def _relax_pass(self, state, plus, changed, active, local: bool, backward: bool) -> None:
