@@ -6,10 +6,9 @@ import logging
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_bool, check_positive_int, check_real, initial_vector
+from ._common import Run, as_graph, check_bool, check_iteration, initial_vector
 from ._result import HITSResult
 
 __all__ = ["hits"]
@@ -40,10 +39,8 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     >>> r.hubs.tolist(), r.authorities.tolist()
     ([0.5, 0.5, 0.0], [0.0, 0.0, 1.0])
     """
-    max_iter = check_positive_int("max_iter", max_iter)
+    max_iter = check_iteration(max_iter, tol)
     normalized = check_bool("normalized", normalized)
-    if not check_real("tol", tol) > 0:
-        raise ParameterError(f"tol must be positive (got {tol!r})")
     g = as_graph(G)
     n = g.num_vertices
     h0 = initial_vector(g, nstart, "nstart")

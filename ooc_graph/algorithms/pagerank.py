@@ -10,7 +10,7 @@ from ooc_graph.errors import ParameterError
 
 from ooc_graph.runtime.dispatch import distributable
 
-from ._common import Run, as_graph, check_positive_int, check_real, initial_vector
+from ._common import Run, as_graph, check_iteration, check_real, initial_vector
 from ._result import PageRankResult
 
 __all__ = ["pagerank"]
@@ -69,13 +69,9 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     alpha, tol = check_real("alpha", alpha), check_real("tol", tol)
     if not 0 < alpha <= 1:
         raise ParameterError(f"alpha must be in (0, 1] (got {alpha!r})")
-    if not tol > 0:
-        raise ParameterError(f"tol must be positive (got {tol!r})")
-    max_iter = check_positive_int("max_iter", max_iter)
+    max_iter = check_iteration(max_iter, tol, weight)
     g = as_graph(G)
     n = g.num_vertices
-    if weight is not None and not isinstance(weight, str):
-        raise ParameterError(f"weight must be None or an edge attribute name such as 'weight' (got {weight!r})")
     if weight is not None and mode == "graphalytics":
         raise ParameterError("weight is not part of the Graphalytics PageRank definition (use mode='networkx')")
     if personalization is not None:  # validated before any chunk is read
