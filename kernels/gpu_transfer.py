@@ -133,14 +133,14 @@ def to_host(array, out=None) -> np.ndarray:
     array = cp.ascontiguousarray(array)
     if out is None:
         out = np.empty(array.shape, dtype=array.dtype)
-    if array.nbytes and _page_locked(out):  # one copy at bus speed, no staging
+    if array.nbytes < 2 * _STAGE_BYTES:  # the driver's own copy (direct into page-locked memory)
+        array.get(out=out)
+        return out
+    if _page_locked(out):  # one copy at bus speed, no staging
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes,
                                     cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
         stream.synchronize()
-        return out
-    if array.nbytes < 2 * _STAGE_BYTES:
-        array.get(out=out)
         return out
     with _STAGING_LOCK:
         return _to_host_staged(array, out)

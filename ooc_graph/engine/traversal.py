@@ -73,7 +73,7 @@ class Traversals:
         in-CSR on its device."""
         if self._pull_ok is None:
             k = self.backend.kernels
-            local = BOTTOM_UP and hasattr(k, "bottom_up") and self._in_csr() is not None
+            local = hasattr(k, "bottom_up") and self._in_csr() is not None
             self._pull_ok = bool(self.comm.allreduce(int(local), "min"))
         return self._pull_ok
 
@@ -85,8 +85,7 @@ class Traversals:
         """The frontier's common value if the traversal starts level-synchronous (a constant
         positive increment, every frontier vertex at one value and every other vertex unreached)
         and bottom-up levels are possible; else None."""
-        if (plus is None or not plus > 0 or execution == "async" or not hasattr(self.backend.kernels, "bottom_up")
-                or not frontier.size):
+        if plus is None or not plus > 0 or execution == "async" or not BOTTOM_UP or not frontier.size:
             return None
         xp = self.backend.xp
         values = state[frontier]
