@@ -4,6 +4,7 @@ several GPUs where there are (``multigpu``): every algorithm gives the single-pr
 
 import os
 import signal
+import socket
 import time
 
 import numpy as np
@@ -182,6 +183,17 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
         dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
         same(local, dist, algo)
         assert all(isinstance(a, np.memmap) for a in dist.arrays().values())  # mapped, not sent
+        assert dist.stats["handover"] == "direct"  # rank 0 connected to this client itself
+    # Rank 0 cannot reach the client's listener: the result comes back through dask instead.
+    from ooc_graph.runtime import reply
+    closed = socket.create_server(("127.0.0.1", 0))
+    nowhere = closed.getsockname()[:2]
+    closed.close()
+    monkeypatch.setattr(reply, "new_route", lambda: (nowhere, "no-one-listens"))
+    dist = ooc_graph.submit(client, "bfs", G, workers=3, source=s).result(timeout=120)
+    same(ooc_graph.bfs(G, s, device="cpu"), dist, "bfs")
+    assert dist.stats["handover"] == "dask"
+    monkeypatch.undo()
     # A client on another host gets rank 0's arrays whole, by value.
     monkeypatch.setattr(worker, "host_identity", lambda: "another-host")
     for algo, kw in (("wcc", {}), ("sssp", {"source": s})):
@@ -189,6 +201,7 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
         dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
         same(local, dist, algo)
         assert not any(isinstance(a, np.memmap) for a in dist.arrays().values())
+        assert dist.stats["handover"] == "dask"
     assert set(worker.shared_files("*")) <= before  # nothing left behind
 
 
@@ -322,6 +335,20 @@ def test_a_graph_too_big_for_one_gpu_budget_fits_two(tmp_path):
     assert np.abs(one.values - two.values).sum() <= 1e-12
     # Two GPUs copied each chunk once; one GPU copied what its cache could not hold at every pass.
     assert one.stats["bytes_to_device"] > 2 * two.stats["bytes_to_device"], (one.stats, two.stats)
+
+
+@pytest.mark.multigpu
+def test_float32_pagerank_on_two_gpus_equals_one(tmp_path):
+    """At the default tol the GPUs exchange float32 contributions: the answer is one GPU's."""
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 16, 16, seed=4, directed=True, chunk_arcs=1 << 15,
+                                progress=False)
+    one = ooc_graph.pagerank(G, device="gpu")
+    for budget in (None, 6 * 8 * G.num_vertices + 8 * 24 * (1 << 15)):
+        two = ooc_graph.pagerank(G, gpus=[0, 1], device_memory=budget)
+        assert two.iterations == one.iterations
+        assert np.abs(one.values - two.values).sum() <= 1e-12
+        # contributions travel as float32: 4 bytes a vertex and iteration
+        assert two.stats["bytes_exchanged"] < 6 * G.num_vertices * (two.iterations + 1), two.stats
 
 
 @pytest.mark.multigpu

@@ -3,7 +3,8 @@ workers. Each worker owns a contiguous run of sub-graphs (:mod:`.partition`), st
 chunks, and exchanges the state of its destinations with the others after every pass
 (:mod:`.nccl` among GPUs, :mod:`.host` over TCP among CPUs); one long-lived task per worker owns
 the whole iteration loop (:mod:`.worker`). :func:`submit` queues a job on a cluster and returns a
-:class:`Job` handle.
+:class:`Job` handle. A client on the workers' host gets results through shared memory, and rank 0
+hands the finished job to it over its own connection (:mod:`.reply`) rather than through dask.
 """
 
 from .cluster import release, shutdown

@@ -13,6 +13,7 @@ import inspect
 import itertools
 import logging
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,11 +21,14 @@ from pathlib import Path
 from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
 
 from . import cluster as _cluster
+from . import reply as _reply
 from . import worker as _worker
 
 log = logging.getLogger("ooc_graph.runtime")
 # How often result() looks at the scheduler for workers that have gone.
 POLL_SECONDS = 0.5
+# How long result() waits for rank 0's direct reply once its task said it was sent.
+REPLY_SECONDS = 30.0
 _COUNTER = itertools.count(1)
 _SUM = ("passes", "advances", "local_iterations", "back_arcs", "chunks_processed", "chunks_skipped",
         "arcs_processed", "bytes_read", "bytes_to_device", "bytes_exchanged", "chunks")
@@ -132,9 +136,11 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     if store and hasattr(graph, "detach"):
         graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
     names = _workers_of(client, workers)
+    route = _reply.new_route()
     spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
                            path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
-                           store=store, client_host=_worker.host_identity())
+                           store=store, client_host=_worker.host_identity(), reply_to=route[0],
+                           reply_key=route[1])
     return Job(client, spec, graph if hasattr(graph, "path") else None)
 
 
@@ -155,6 +161,13 @@ class Job:
         self.futures = [client.submit(_worker.run_rank, spec, rank, addresses, workers=[w], pure=False,
                                       allow_other_workers=False, key=f"ooc-graph-{self.id}-{rank}")
                         for rank, w in enumerate(spec.workers)]
+        # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
+        # one that comes before the listener starts waits in the hub).
+        self._wake = threading.Event()
+        self._listener = None if spec.reply_to is None else \
+            _reply.Listener(spec.reply_key, self._wake, lambda: all(f.done() for f in self.futures))
+        for f in self.futures:
+            f.add_done_callback(lambda _: self._wake.set())
 
     def __repr__(self):
         return f"<ooc_graph.Job {self.id} on {len(self.spec.workers)} workers: {self.status()}>"
@@ -166,6 +179,8 @@ class Job:
     def status(self) -> str:
         if self._cancelled or isinstance(self._error, JobCancelled):
             return "cancelled"
+        if self._result is not None:
+            return "finished"
         if self._error is not None or any(f.status in ("error", "lost") for f in self._all):
             return "failed"
         if all(f.status == "finished" for f in self.futures):
@@ -200,6 +215,8 @@ class Job:
             raise
 
     def _raise(self, err: BaseException, worker: str | None):
+        if self._listener is not None:
+            self._listener.close()
         for f in self._all:
             f.cancel()
         _worker.remove_shared(self.id)  # results the ranks left for us (same host)
@@ -221,19 +238,19 @@ class Job:
             return self._result
         if self._error is not None:
             raise self._error
-        from distributed import wait
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             # A rank that fails makes the others fail at once (their mesh closes), so waiting
             # for all of them returns promptly; a dead worker's rank never returns: the poll
             # below notices the worker is gone.
-            try:
-                wait(self.futures, timeout=POLL_SECONDS)
-            except TimeoutError:
-                pass
+            self._wake.clear()
+            parts = self._listener.parts if self._listener is not None else None
+            if parts is not None:
+                break
             if any(f.status == "error" for f in self.futures):
                 self._fail(*self._root_cause())
             if self._done():
+                parts = self._gather()
                 break
             if self._cancelled:
                 self._fail(JobCancelled(self.id))
@@ -242,13 +259,30 @@ class Job:
                 self._fail(JobError(f"worker {', '.join(gone)} died"), gone[0])
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {self.id} did not finish within {timeout} s")
+            self._wake.wait(POLL_SECONDS)
         finished = time.perf_counter()
-        parts = self.client.gather(self.futures)
+        if self._listener is not None:
+            self._listener.close()
         gathered = time.perf_counter()
         self._result = _combine(parts, time.perf_counter() - self.t0, self.graph)
+        # how rank 0's result came: its own connection to this client, or dask's task result
+        self._result.stats["handover"] = "direct" if self._listener is not None and parts is self._listener.parts \
+            else "dask"
         self._result.stats["client_timing"] = {"finished": finished - self.t0, "gathered": gathered - self.t0,
                                                "combined": time.perf_counter() - self.t0}
         return self._result
+
+    def _gather(self) -> list:
+        """Every rank's part from dask (all tasks finished); rank 0's result from its direct
+        reply where it says it sent one."""
+        parts = self.client.gather(self.futures)
+        if parts[0].get("replied"):
+            replied = self._listener.wait(REPLY_SECONDS) if self._listener is not None else None
+            if replied is None:
+                self._fail(JobError(f"rank 0 sent its result to this client, which did not receive it within "
+                                    f"{REPLY_SECONDS:.0f} s"), self.spec.workers[0])
+            parts = replied
+        return parts
 
     def _root_cause(self):
         """The failure to report, and its worker: a rank's own error rather than the others'
