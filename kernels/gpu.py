@@ -136,9 +136,7 @@ def source_blocked(batches, num_vertices: int):
 
 
 def pull_sum(batch: Batch, x, out) -> None:
-    """``out[v] += x[u]`` over the batch's arcs; ``x`` float64 or float32 (``out`` float64)."""
-    _launch(f"ooc_graph_pull_sum<{_WEIGHT[x.dtype]}>", batch.num_arcs,
-            (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
+    _launch("ooc_graph_pull_sum", batch.num_arcs, (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
 
 
 def relax_min(batch: Batch, state, plus, changed, any_changed=None) -> None:
@@ -191,7 +189,7 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
     if m:
         blocks = min(_STEP_BLOCKS, (m + _THREADS - 1) // _THREADS)
         use_p = not np.isscalar(p)
-        _kernel(f"ooc_graph_pagerank_step<{_WEIGHT[contrib.dtype]}>")(
+        _kernel("ooc_graph_pagerank_step")(
             (blocks,), (_THREADS,),
             (y, x, p if use_p else _dummy64(), np.float64(0.0 if use_p else p), np.int32(use_p), inv,
              np.float64(alpha), np.float64(lost), contrib, partial, np.int64(m)))

@@ -27,16 +27,14 @@ __global__ void ooc_graph_decode(const L* __restrict__ src_local, const L* __res
 
 // out[v] += x[u] over arcs u->v. Arcs of a block are sorted by destination, so a warp first sums
 // runs of equal destinations (segmented scan over shuffles) and issues one atomic per run.
-// X: double, or float where PageRank sends its contributions as float32 (summed in double).
-template <typename X>
 __global__ void ooc_graph_pull_sum(const int* __restrict__ src, const int* __restrict__ dst,
-                                   const X* __restrict__ x, double* __restrict__ out,
+                                   const double* __restrict__ x, double* __restrict__ out,
                                    const long long m) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int lane = threadIdx.x & 31;
     int d = -1 - lane;  // inactive lanes: a segment of their own, never written
     double v = 0.0;
-    if (i < m) { d = dst[i]; v = (double)x[src[i]]; }
+    if (i < m) { d = dst[i]; v = x[src[i]]; }
     const int prev = __shfl_up_sync(0xffffffffu, d, 1);
     int flag = (lane == 0) || (prev != d);
     for (int off = 1; off < 32; off <<= 1) {
@@ -131,11 +129,10 @@ __global__ void ooc_graph_scatter_min(const long long* __restrict__ ids, const d
 // with p[i] = p_const where use_p is 0 (uniform teleport). Each block writes its partial sums of
 // |x_new - x| and of x_new over dangling vertices (inv == 0) to partial[2 * block + 0/1]; the
 // caller adds them up (deterministically).
-template <typename C>
 __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, double* __restrict__ x,
                                         const double* __restrict__ p, const double p_const, const int use_p,
                                         const double* __restrict__ inv, const double alpha, const double lost,
-                                        C* __restrict__ contrib, double* __restrict__ partial,
+                                        double* __restrict__ contrib, double* __restrict__ partial,
                                         const long long m) {
     double err = 0.0, dangling = 0.0;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
@@ -145,7 +142,7 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, double* __
         err += fabs(xn - x[i]);
         const double w = inv[i];
         if (w == 0.0) dangling += xn;
-        contrib[i] = (C)(xn * w);
+        contrib[i] = xn * w;
         x[i] = xn;
     }
     __shared__ double s_err[32], s_dang[32];

@@ -14,10 +14,8 @@ _THREADS = 256
 _LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
           np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-# Templated on a weight or value type (float, double): every instance is compiled.
-_TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "pull_sum",
-              "pagerank_step")
-_PLAIN = ("hook_min", "scatter_min", "queue_turn", "bottom_up")
+_TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced")
+_PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up")
 
 
 @cp.memoize(for_each_device=True)

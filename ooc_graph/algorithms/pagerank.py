@@ -16,11 +16,6 @@ from ._result import PageRankResult
 __all__ = ["pagerank"]
 log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
-# On a GPU, contributions x[u] / out_degree(u) go into the pull-sum (and between GPUs) as float32,
-# summed in float64, where the call's tolerance is at least this (networkx mode, unweighted): the
-# rounding moves the result by ~1e-8 in L1 (measured in benchmarks/RESULTS.md), far below such a
-# tolerance, and halves the bytes the pull gathers and the GPUs exchange. None: always float64.
-FLOAT32_FROM_TOL = 1e-6
 
 
 @distributable
@@ -37,10 +32,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     tol : float
         ``mode="networkx"``: stop when the L1 change ``Σ|x_new - x|`` falls below ``tol``. Unlike
         networkx, which compares it with ``n * tol`` and so stops after one or two iterations on
-        graphs of millions of vertices, this does not grow with the graph. On a GPU, a ``tol`` of
-        1e-6 or more (unweighted) sends the per-arc contributions as float32, summed in float64:
-        the values move by about 1e-8 in L1 against float64 throughout; give a smaller ``tol`` for
-        float64 all the way.
+        graphs of millions of vertices, this does not grow with the graph.
     max_iter : int
         ``mode="networkx"``: the iteration limit (the result says ``converged=False`` if reached);
         ``mode="graphalytics"``: the exact number of iterations.
@@ -100,9 +92,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     inv = xp.where(outdeg == 0, 0.0, 1.0 / xp.where(outdeg == 0, 1.0, outdeg))
     f = "src * w" if weight is not None and g.weighted else "src"
     x = xp.full(n, 1.0 / max(n, 1))
-    narrow = (FLOAT32_FROM_TOL is not None and xp is not np and f == "src" and mode == "networkx"
-              and tol >= FLOAT32_FROM_TOL)
-    contrib = (x * inv).astype(np.float32 if narrow else np.float64)  # what u sends along each out-arc
+    contrib = x * inv  # x[u] / out_degree(u): what u sends along each out-arc
     y = xp.empty(n, dtype=np.float64)
     lost = float((x[inv == 0]).sum())  # mass on dangling vertices, spread like the teleport
     # Each worker updates its own vertices (all of them in one process) in one fused step, adds
