@@ -282,12 +282,15 @@ def scatter_min(state, ids, values, changed) -> None:
         changed[ids] = 1
 
 
-def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
-    """One PageRank update of a vertex range, in place: ``x_new = alpha (y + lost p) + (1 -
-    alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new * inv``,
-    ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv == 0``);
-    compiled, one pass whose sums run in order (the reference's are pairwise: the last bits
+def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
+    """One PageRank update of a vertex range, in place or into ``out``: ``x_new = alpha (y +
+    lost p) + (1 - alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new *
+    inv``, ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv ==
+    0``); compiled, one pass whose sums run in order (the reference's are pairwise: the last bits
     differ)."""
+    if out is not None and out is not x:
+        out[...] = x
+        x = out
     fast = compiled()
     if fast is not None and all(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in (y, x, inv, contrib)):
         scalar = np.isscalar(p)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import _stager, empty_host, empty_result, free_pinned_results, to_device, to_host  # noqa: F401
+from .gpu_transfer import to_host_later  # noqa: F401
 from .gpu_traversal import advance_levels, advance_min, bottom_up  # noqa: F401
 
 
@@ -181,18 +182,22 @@ def _partials():
     return cp.empty(2 * _STEP_BLOCKS, dtype=np.float64)
 
 
-def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib):
-    """One PageRank update of a vertex range in place (see :func:`.cpu.pagerank_step`); one
-    fused pass over the arrays. Returns device scalars ``(err, dangling)``."""
+def pagerank_step(y, x, p, inv, alpha: float, lost, contrib, out=None):
+    """One PageRank update of a vertex range (see :func:`.cpu.pagerank_step`) into ``out``
+    (default: ``x``, in place); one fused pass over the arrays. ``lost`` is a float or a device
+    array whose first element is it (the previous step's dangling sum, not yet on the host).
+    Returns device scalars ``(err, dangling)``."""
     m = int(x.size)
     partial = _partials()
     if m:
         blocks = min(_STEP_BLOCKS, (m + _THREADS - 1) // _THREADS)
         use_p = not np.isscalar(p)
+        on_device = isinstance(lost, cp.ndarray)
         _kernel("ooc_graph_pagerank_step")(
             (blocks,), (_THREADS,),
-            (y, x, p if use_p else _dummy64(), np.float64(0.0 if use_p else p), np.int32(use_p), inv,
-             np.float64(alpha), np.float64(lost), contrib, partial, np.int64(m)))
+            (y, x, x if out is None else out, p if use_p else _dummy64(), np.float64(0.0 if use_p else p),
+             np.int32(use_p), inv, np.float64(alpha), lost if on_device else _dummy64(),
+             np.float64(0.0 if on_device else lost), np.int32(on_device), contrib, partial, np.int64(m)))
         sums = partial[:2 * blocks].reshape(blocks, 2).sum(axis=0)
     else:
         sums = cp.zeros(2, dtype=np.float64)

@@ -125,15 +125,19 @@ __global__ void ooc_graph_scatter_min(const long long* __restrict__ ids, const d
 }
 
 // One PageRank step over a range of vertices (a worker's own destinations):
-//   x_new = alpha * (y + lost * p) + (1 - alpha) * p,   contrib = x_new * inv,   x = x_new,
-// with p[i] = p_const where use_p is 0 (uniform teleport). Each block writes its partial sums of
-// |x_new - x| and of x_new over dangling vertices (inv == 0) to partial[2 * block + 0/1]; the
-// caller adds them up (deterministically).
-__global__ void ooc_graph_pagerank_step(const double* __restrict__ y, double* __restrict__ x,
+//   x_new = alpha * (y + lost * p) + (1 - alpha) * p,   contrib = x_new * inv,   x_out = x_new,
+// with p[i] = p_const where use_p is 0 (uniform teleport), and lost = *lost_ptr where use_lost_ptr
+// (the previous step's dangling sum, still on the device), else lost_const. x_out may be x (in
+// place) or another buffer (x kept: PageRank looks at a step's sums one step later). Each block
+// writes its partial sums of |x_new - x| and of x_new over dangling vertices (inv == 0) to
+// partial[2 * block + 0/1]; the caller adds them up (deterministically).
+__global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const double* x, double* x_out,
                                         const double* __restrict__ p, const double p_const, const int use_p,
-                                        const double* __restrict__ inv, const double alpha, const double lost,
-                                        double* __restrict__ contrib, double* __restrict__ partial,
-                                        const long long m) {
+                                        const double* __restrict__ inv, const double alpha,
+                                        const double* __restrict__ lost_ptr, const double lost_const,
+                                        const int use_lost_ptr, double* __restrict__ contrib,
+                                        double* __restrict__ partial, const long long m) {
+    const double lost = use_lost_ptr ? *lost_ptr : lost_const;
     double err = 0.0, dangling = 0.0;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (long long)gridDim.x * blockDim.x) {
@@ -143,7 +147,7 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, double* __
         const double w = inv[i];
         if (w == 0.0) dangling += xn;
         contrib[i] = xn * w;
-        x[i] = xn;
+        x_out[i] = xn;
     }
     __shared__ double s_err[32], s_dang[32];
     for (int off = 16; off > 0; off >>= 1) {

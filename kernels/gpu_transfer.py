@@ -8,6 +8,7 @@ import os
 import threading
 
 import cupy as cp
+import cupyx
 import numpy as np
 
 
@@ -125,6 +126,16 @@ def to_device(host) -> "cp.ndarray":
         cp.cuda.get_current_stream().wait_event(stage.record())
         stage.synchronize()  # the ring is free for the next copy
     return out
+
+
+def to_host_later(array):
+    """Start copying a small ``array`` into page-locked host memory behind the work queued so
+    far: ``(host array, event)``; the host array holds it once the event has completed."""
+    out = cupyx.empty_pinned(array.shape, array.dtype)
+    stream = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes, cp.cuda.runtime.memcpyDeviceToHost,
+                                stream.ptr)
+    return out, stream.record()
 
 
 def to_host(array, out=None) -> np.ndarray:

@@ -44,6 +44,24 @@ def test_parity_random_graphs(tmp_path, monkeypatch, seed):
         _same(cpu, gpu, algo)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_pagerank_looking_one_step_late_stops_where_the_cpu_stops(tmp_path, seed):
+    """One GPU queues step i + 1 before looking at step i's change: iterations, convergence and
+    values are still the CPU's, whether tol or max_iter ends the run (max_iter 1 too)."""
+    rng = np.random.default_rng(40 + seed)
+    n = int(rng.integers(1, 2000))
+    src, dst, _ = random_edges(rng, n=n, m=int(rng.integers(0, 8 * n)))
+    G = ooc_graph.convert((src, dst), tmp_path / "g.h5", directed=seed % 2 == 0, num_vertices=n,
+                          interval_size=256, chunk_arcs=1024, progress=False)
+    p = {int(v): float(w) for v, w in zip(rng.integers(0, n, 5), rng.random(5) + 0.1)} if seed % 3 == 0 else None
+    for kw in ({"tol": 1e-6}, {"tol": 1e-10, "max_iter": 1000}, {"tol": 1e-12, "max_iter": 7}, {"max_iter": 1},
+               {"mode": "graphalytics", "max_iter": 5}):
+        kw = dict(kw, personalization=p) if p is not None and "mode" not in kw else kw
+        cpu, gpu = _pair(G, "pagerank", **kw)
+        assert (gpu.iterations, gpu.converged) == (cpu.iterations, cpu.converged), kw
+        np.testing.assert_allclose(gpu.values, cpu.values, rtol=1e-10, atol=1e-15)
+
+
 @pytest.fixture(scope="module")
 def rmat(tmp_path_factory):
     return ooc_graph.generate.rmat(tmp_path_factory.mktemp("g") / "r.h5", 14, 8, seed=5, weighted=True,

@@ -99,7 +99,21 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # up the residual and the dangling mass with the others, and shares its part of contrib.
     lo, hi = eng.owned
     mine = slice(lo, hi)
-    converged, it = n == 0, 0
+    p_mine = p if np.isscalar(p) else p[mine]
+    # On one GPU the host looks at each step's sums one step late: it queues step i + 1 (into a
+    # second x, reading step i's dangling sum on the device) before waiting for step i's L1
+    # change, so the device never idles while the host decides. Where step i has converged,
+    # step i + 1 is dropped: the answer and the iteration count are those of looking at once.
+    ahead = eng.comm.size == 1 and xp is not np
+    spare = xp.empty_like(x) if ahead else x
+
+    def look(i, sums) -> bool:
+        err = float(sums.host()[0])
+        eng.report(i, err)
+        log.info("iteration %d: L1 change %.3e (stop below %.3e)", i, err, tol)
+        return mode == "networkx" and err < tol
+
+    converged, it, late = n == 0, 0, None  # late: (iteration, Sums) not looked at yet
     while not converged and it < max_iter:
         it += 1
         if f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
@@ -107,14 +121,21 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         else:
             y[mine] = 0.0
             eng.edge_map(f, contrib, out=y, gather=False)
-        sums = k.pagerank_step(y[mine], x[mine], p if np.isscalar(p) else p[mine], inv[mine], alpha, lost,
-                               contrib[mine])
+        sums = k.pagerank_step(y[mine], x[mine], p_mine, inv[mine], alpha, lost, contrib[mine],
+                               out=spare[mine] if ahead else None)
         eng.gather(contrib, wait=False)  # queued: the sums below wait for it
-        err, lost = (float(v) for v in eng.sum_over_workers(sums))
-        eng.report(it, err)
-        log.info("iteration %d: L1 change %.3e (stop below %.3e)", it, err, tol)
-        if mode == "networkx":
-            converged = err < tol
+        now = eng.sum_over_workers(sums, wait=False)
+        if not ahead:
+            lost = float(now.host()[1])
+            converged = look(it, now)
+            continue
+        x, spare, lost = spare, x, now.device[1:2]
+        if late is not None and look(*late):
+            x, it, converged = spare, it - 1, True  # step it - 1 had converged
+            break
+        late = (it, now)
+    if ahead and late is not None and not converged:  # the last step, stopped by max_iter
+        converged = look(*late)
     eng.gather(x)
     if mode == "graphalytics":
         converged = True

@@ -31,6 +31,25 @@ from .traversal import Traversals
 log = logging.getLogger("ooc_graph.engine")
 
 
+class Sums:
+    """Sums of an iteration (:meth:`Engine.sum_over_workers` with ``wait=False``): ``device`` as
+    computed (kernels queued later may read them), :meth:`host` the host array once it is there."""
+
+    def __init__(self, device, host, event=None):
+        self.device, self._host, self._event = device, host, event
+
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`host` returns without waiting for the device."""
+        return self._event is None
+
+    def host(self) -> np.ndarray:
+        if self._event is not None:
+            self._event.synchronize()
+            self._event = None
+        return np.asarray(self._host, np.float64)
+
+
 class Engine(Traversals, ChunkStream):
     """Operators over one graph's CEL (or, in a distributed run, one worker's share of it).
 
@@ -150,12 +169,20 @@ class Engine(Traversals, ChunkStream):
         ``wait=False``: the next :meth:`sum_over_workers` waits for it (one wait per iteration)."""
         self._exchange(lambda a: self.comm.gather_owned(a, wait=wait), x)
 
-    def sum_over_workers(self, values) -> np.ndarray:
+    def sum_over_workers(self, values, *, wait: bool = True):
         """Small per-worker partial sums (host values or a backend array) added up over the
         workers, as a host array: the iteration's one wait for the device. In a distributed run
         the workers also agree here on whether to stop (the next :meth:`report` needs no
-        collective of its own), and it waits for exchanges queued before it."""
+        collective of its own), and it waits for exchanges queued before it.
+
+        ``wait=False`` returns :class:`Sums` instead: on one GPU the sums are then still on their
+        way to the host (``Sums.ready`` False) while the host queues the next iteration; in a
+        distributed run or on the CPU they have arrived."""
         xp = self.backend.xp
+        if not wait:
+            if self.comm.size == 1 and xp is not np and isinstance(values, xp.ndarray):
+                return Sums(values, *self.backend.kernels.to_host_later(values))
+            return Sums(values, self.sum_over_workers(values))
         if self.comm.size == 1:
             on_host = xp is np or isinstance(values, (np.ndarray, list, tuple, float, int))
             return np.asarray(values if on_host else self.backend.to_host(values), np.float64)
