@@ -2,10 +2,12 @@
 several GPUs where there are (``multigpu``): every algorithm gives the single-process answer on
 2 and 3 workers, jobs report progress, cancel, and fail promptly when a worker dies."""
 
+import gc
 import os
 import signal
 import socket
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,8 +172,9 @@ def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fm
 def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_path, monkeypatch):
     # 1.1M vertices: result memory is prepared while the workers compute (engine.hostbuf), and
     # each worker writes its own vertices into the client's shared-memory arrays.
-    from ooc_graph.runtime import worker
-    before = set(worker.shared_files("*"))
+    from ooc_graph.runtime import segments, worker
+    pool = segments.pool()
+    before = set(segments.SHARED_DIR.glob(f"{segments.PREFIX}-*"))
     rng = np.random.default_rng(7)
     n = 1_100_000
     src, dst = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
@@ -182,7 +185,7 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
         local = getattr(ooc_graph, algo)(G, device="cpu", **kw)
         dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
         same(local, dist, algo)
-        assert all(isinstance(a, np.memmap) for a in dist.arrays().values())  # mapped, not sent
+        assert all(segments.mapped(a) for a in dist.arrays().values())  # mapped, not sent
         assert dist.stats["handover"] == "direct"  # rank 0 connected to this client itself
     # Rank 0 cannot reach the client's listener: the result comes back through dask instead.
     from ooc_graph.runtime import reply
@@ -200,9 +203,13 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
         local = getattr(ooc_graph, algo)(G, device="cpu", **kw)
         dist = ooc_graph.submit(client, algo, G, workers=3, **kw).result(timeout=120)
         same(local, dist, algo)
-        assert not any(isinstance(a, np.memmap) for a in dist.arrays().values())
+        assert not any(segments.mapped(a) for a in dist.arrays().values())
         assert dist.stats["handover"] == "dask"
-    assert set(worker.shared_files("*")) <= before  # nothing left behind
+    del local, dist
+    gc.collect()
+    # nothing left behind but the client's free segments, which the next job is offered
+    assert set(segments.SHARED_DIR.glob(f"{segments.PREFIX}-*")) <= before | {Path(p) for p in pool.free}
+    assert all(pool.key in p for p in pool.free)
 
 
 def test_algorithm_keywords_and_results_in_the_store(client, tmp_path):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from ooc_graph.engine import hostbuf
-from ooc_graph.runtime.worker import _shared_allocator, remove_shared, shared_files
 
 
 @pytest.mark.parametrize("part", [slice(None), slice(3, 4097 * 3), slice(1, 2), slice(5, 5)])
@@ -36,19 +35,3 @@ def test_prepared_hands_out_matching_arrays_once():
     assert a is not None and b is not None and a is not b and a.dtype == np.int64
     assert p.take((1000,), np.int64) is None and p.take((999,), np.float64) is None
     assert p.take((1000,), np.float64).shape == (1000,)
-
-
-def test_shared_arrays_are_one_file_for_every_rank_and_discarded_when_unused():
-    job = "hostbuf-test"
-    try:
-        ranks = [_shared_allocator(job) for _ in range(2)]
-        a, b = (r((10,), np.int64) for r in ranks)  # both ranks' first array: the same file
-        a[:5], b[5:] = np.arange(5), np.arange(5, 10)
-        assert a.filename == b.filename
-        np.testing.assert_array_equal(np.load(a.filename, mmap_mode="r"), np.arange(10))
-        p = hostbuf.Prepared([((10,), np.float64)], make=ranks[0], part=slice(0, 5))
-        p.discard()
-        assert shared_files(job) == [str(a.filename)]
-    finally:
-        remove_shared(job)
-    assert not shared_files(job)

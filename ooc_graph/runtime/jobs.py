@@ -22,6 +22,7 @@ from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterErr
 
 from . import cluster as _cluster
 from . import reply as _reply
+from . import segments as _segments
 from . import worker as _worker
 
 log = logging.getLogger("ooc_graph.runtime")
@@ -137,10 +138,11 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
         graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
     names = _workers_of(client, workers)
     route = _reply.new_route()
+    pool = _segments.pool()
     spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
                            path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
                            store=store, client_host=_worker.host_identity(), reply_to=route[0],
-                           reply_key=route[1])
+                           reply_key=route[1], segments=pool.offer(), client_key=pool.key)
     return Job(client, spec, graph if hasattr(graph, "path") else None)
 
 
@@ -219,7 +221,8 @@ class Job:
             self._listener.close()
         for f in self._all:
             f.cancel()
-        _worker.remove_shared(self.id)  # results the ranks left for us (same host)
+        _segments.remove_made(self.id)  # results the ranks left for us (same host)
+        _segments.pool().settle(self.spec.segments, self.id)
         gone = set(self._workers_gone())
         self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
                         on_error="ignore")
@@ -264,7 +267,7 @@ class Job:
         if self._listener is not None:
             self._listener.close()
         gathered = time.perf_counter()
-        self._result = _combine(parts, time.perf_counter() - self.t0, self.graph)
+        self._result = _combine(parts, time.perf_counter() - self.t0, self.graph, self.spec)
         # how rank 0's result came: its own connection to this client, or dask's task result
         self._result.stats["handover"] = "direct" if self._listener is not None and parts is self._listener.parts \
             else "dask"
@@ -299,12 +302,17 @@ class Job:
         return all(f.status == "finished" for f in self.futures)
 
 
-def _combine(parts: list, seconds: float, graph):
-    """Rank 0's result, with the counters of every rank added up and each rank's summary."""
+def _combine(parts: list, seconds: float, graph, spec):
+    """Rank 0's result, with the counters of every rank added up and each rank's summary; the
+    shared-memory segments offered to or made for the job that it does not map go back to the
+    pool."""
     result = parts[0]["result"]
+    used = []
     for name, array in result.arrays().items():
-        if isinstance(array, _worker.SharedArray):
+        if isinstance(array, _segments.SharedArray):
             setattr(result, name, array.load())
+            used.append(array.path)
+    _segments.pool().settle(spec.segments, spec.job_id, used)
     ranks = [p["summary"] for p in parts]
     stats = dict(result.stats)
     for key in _SUM:

@@ -12,8 +12,6 @@ runs on the workers with ``Client.run`` (on the worker's event loop, beside the 
 
 from __future__ import annotations
 
-import glob
-import io
 import logging
 import os
 import pickle
@@ -24,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-import numpy as np
-
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
 
 from . import mesh as _mesh
 from . import reply as _reply
+from . import segments as _segments
+from .segments import SHARED_DIR
 from .partition import plan
 
 log = logging.getLogger("ooc_graph.runtime")
@@ -43,8 +41,6 @@ _GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so c
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
 _LOCK = threading.Lock()
-# Results travel from rank 0 to a client on the same host as files here, mapped, not copied.
-SHARED_DIR = Path("/dev/shm")
 
 
 def host_identity() -> str:
@@ -54,58 +50,6 @@ def host_identity() -> str:
     except OSError:
         boot = ""
     return f"{socket.gethostname()}/{boot}"
-
-
-@dataclass(frozen=True)
-class SharedArray:
-    """A result array rank 0 left in shared memory for a client on the same host."""
-
-    path: str
-
-    def load(self) -> np.ndarray:
-        """Map the array and remove its name (the mapping keeps the memory while it lives)."""
-        try:
-            return np.load(self.path, mmap_mode="r+")
-        finally:
-            os.unlink(self.path)
-
-
-def shared_files(job_id: str) -> list:
-    return glob.glob(str(SHARED_DIR / f"ooc-graph-{job_id}-*.npy"))
-
-
-def remove_shared(job_id: str) -> None:
-    """Remove the shared-memory results of a job that failed (any rank, or the client)."""
-    for path in shared_files(job_id):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:  # another rank got there first
-            pass
-
-
-def _shared_allocator(job_id: str):
-    """``(shape, dtype) -> array`` in a shared-memory ``.npy`` file. Every rank of a job calls it
-    in the same order and gets the same file (whoever comes first creates it), so each rank writes
-    its own vertices of a result and the client maps the whole."""
-    count = [0]
-
-    def empty(shape, dtype):
-        path = SHARED_DIR / f"ooc-graph-{job_id}-{count[0]}.npy"
-        count[0] += 1
-        header = io.BytesIO()
-        np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-                                                      "fortran_order": False, "shape": tuple(shape)})
-        header = header.getvalue()
-        size = len(header) + int(np.prod(shape)) * np.dtype(dtype).itemsize
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            os.pwrite(fd, header, 0)  # the same bytes whichever rank writes them
-            if os.fstat(fd).st_size < size:
-                os.ftruncate(fd, size)
-        finally:
-            os.close(fd)
-        return np.memmap(path, dtype=dtype, mode="r+", offset=len(header), shape=tuple(shape))
-    return empty
 
 
 @dataclass
@@ -122,6 +66,8 @@ class JobSpec:
     client_host: str = ""    # the client's host_identity(): results in shared memory if it is ours
     reply_to: tuple | None = None  # the client's loopback hub and key (runtime/reply.py), same host only
     reply_key: str = ""
+    segments: list = ()      # the client's free shared-memory segments, offered for the results
+    client_key: str = ""     # the client's segment pool (runtime/segments.py)
 
 
 def _worker_address() -> str:
@@ -190,9 +136,14 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         # writes its own vertices of them, in parallel; otherwise rank 0 returns them whole.
         local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
         shared = bool(comm.allreduce(int(local), "min"))
+        empty = find = None
+        if shared:
+            _segments.prune()
+            empty, find = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
+                                              lock_pages=spec.device == "gpu")
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
                               on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
-                              host_empty=_shared_allocator(spec.job_id) if shared else None)
+                              host_empty=empty)
         kwargs = dict(spec.kwargs, device=spec.device)
         with placed(placement):
             result = ALGORITHMS[spec.algorithm](graph, **kwargs)
@@ -206,10 +157,9 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             where = result.save(spec.store if isinstance(spec.store, str) else None)
             graph.detach()
         result.graph = None
-        for name, array in result.arrays().items() if rank == 0 else ():  # the client maps these
-            if isinstance(array, np.memmap) and Path(array.filename).parent == SHARED_DIR:
-                array.flush()
-                setattr(result, name, SharedArray(str(array.filename)))
+        for name, array in result.arrays().items() if rank == 0 and shared else ():  # the client maps these
+            if find(array) is not None:
+                setattr(result, name, find(array))
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
                    "seconds": result.seconds, "saved": where,
@@ -225,7 +175,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             return {"summary": summary, "result": result}
         return {"summary": summary}
     except BaseException as err:
-        remove_shared(spec.job_id)
+        _segments.remove_made(spec.job_id)
         if isinstance(err, JobCancelled) and rank == 0:
             _progress(spec.job_id, state="cancelled")
         if spec.device == "gpu":
@@ -301,4 +251,5 @@ def release_all() -> int:
         _GRAPHS.clear()
     for g in graphs:
         g.close()
+    _segments.prune()
     return len(graphs)

@@ -1,0 +1,262 @@
+"""Shared-memory segments that carry results from the ranks of a job to a client on their host,
+kept and used again from call to call.
+
+A distributed call's result arrays are files in ``/dev/shm``: each rank writes its own vertices
+into them and the client maps them, so nothing is sent. Fresh shared memory is slow to write —
+every 4 KiB page is zeroed and mapped on first touch, about 2.4 GB/s a thread, so a two-GPU BFS of
+R-MAT-24 spent 29–32 ms of its 81 ms on each rank's 134 MB of results (benchmarks/RESULTS.md). So
+the segments outlive the call: when the user drops a result, its segments go back to the
+client's :class:`Pool`, the next job is offered them, and every worker keeps its mapping of a
+segment — page-locked with CUDA on a GPU worker, so the result leaves the device by DMA straight
+into the client's memory — for as long as the segment exists.
+
+Segments are named ``ooc-graph-seg-<client pid>-<client key>-<job id>-<i>``; a client removes its
+own at exit, and the segments of clients that have died when the next pool starts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import mmap
+import os
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SHARED_DIR = Path("/dev/shm")
+PREFIX = "ooc-graph-seg"
+# Free segments a client keeps for later jobs (the rest are removed when dropped).
+POOL_SEGMENTS = 64
+POOL_BYTES = max(1 << 30, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 8) \
+    if hasattr(os, "sysconf") else 1 << 30
+# A segment offered for a result at most this many times its size is used, not a new one.
+FIT = 2
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    """A result array the ranks left in a segment for a client on the same host."""
+
+    path: str
+    dtype: str
+    shape: tuple
+
+    def load(self) -> np.ndarray:
+        """The array, mapped (the client's pool takes the segment back once it is dropped)."""
+        return pool().load(self)
+
+
+def _map(path: str, size: int | None = None):
+    """``(mmap, inode)`` of a segment, its pages mapped up front."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        st = os.fstat(fd)
+        mm = mmap.mmap(fd, size or st.st_size, mmap.MAP_SHARED | _POPULATE, mmap.PROT_READ | mmap.PROT_WRITE)
+        return mm, st.st_ino
+    finally:
+        os.close(fd)
+
+
+def _view(mm, dtype, shape) -> np.ndarray:
+    array = np.frombuffer(mm, dtype=np.dtype(dtype), count=int(np.prod(shape)))
+    return array if array.shape == tuple(shape) else array.reshape(shape)
+
+
+def mapped(array) -> bool:
+    """Whether ``array`` lies in a mapped segment (as a client's results on the ranks' host do)."""
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return isinstance(array.obj if isinstance(array, memoryview) else array, mmap.mmap)
+
+
+# -- the client ---------------------------------------------------------------------------------
+class Pool:
+    """This process's segments: ``free`` ones (path -> bytes) offered to the next job, and the
+    ones its results are mapped from."""
+
+    def __init__(self):
+        self.key = f"{os.getpid()}-{os.urandom(4).hex()}"
+        self.free: dict = {}
+        self._owned: set = set()
+        self._lock = threading.Lock()
+        _remove_orphans()
+        atexit.register(self.close)
+
+    def offer(self) -> list:
+        """Every free segment, for one job (``[(path, bytes)]``, smallest first); they are the
+        job's until :meth:`settle`."""
+        with self._lock:
+            offered = sorted(self.free.items(), key=lambda kv: (kv[1], kv[0]))
+            self.free.clear()
+            return offered
+
+    def settle(self, offered: list, job_id: str, used=()) -> None:
+        """After a job: the segments it was offered or made (``-<job id>-``) that no result uses
+        become free again."""
+        used = set(used)
+        made = glob.glob(str(SHARED_DIR / f"{PREFIX}-*-{job_id}-*"))
+        with self._lock:
+            for path in [p for p, _ in offered] + made:
+                self._owned.add(path)
+                if path not in used:
+                    self._release(path)
+
+    def load(self, shared: SharedArray) -> np.ndarray:
+        mm, _ = _map(shared.path)
+        with self._lock:
+            self._owned.add(shared.path)
+        weakref.finalize(mm, self._give_back, shared.path)
+        return _view(mm, shared.dtype, shared.shape)
+
+    def _give_back(self, path: str) -> None:
+        with self._lock:
+            self._release(path)
+
+    def _release(self, path: str) -> None:
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            self._owned.discard(path)
+            return
+        if len(self.free) < POOL_SEGMENTS and sum(self.free.values()) + size <= POOL_BYTES:
+            self.free[path] = size
+        else:
+            _unlink(path)
+            self._owned.discard(path)
+
+    def close(self) -> None:
+        """Remove every segment of this client (results still mapped keep their memory)."""
+        with self._lock:
+            for path in self._owned | set(self.free):
+                _unlink(path)
+            self._owned.clear()
+            self.free.clear()
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> Pool:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.key.split("-")[0] != str(os.getpid()):  # a forked child: its own
+            _POOL = Pool()
+        return _POOL
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _remove_orphans() -> None:
+    """Remove the segments of clients on this host that have died."""
+    for path in glob.glob(str(SHARED_DIR / f"{PREFIX}-*")):
+        try:
+            pid = int(Path(path).name[len(PREFIX) + 1:].split("-")[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            _unlink(path)
+        except (ValueError, PermissionError):
+            pass
+
+
+# -- the ranks ----------------------------------------------------------------------------------
+_MAPS: dict = {}  # path -> [mmap, inode, page-locked pointer or None]
+_MAPS_LOCK = threading.Lock()
+
+
+def _mapping(path: str, lock_pages: bool):
+    """This worker's mapping of a segment (made once, kept while the segment exists)."""
+    with _MAPS_LOCK:
+        entry = _MAPS.get(path)
+        if entry is not None and (not os.path.exists(path) or os.stat(path).st_ino != entry[1]):
+            _drop(path)
+            entry = None
+        if entry is None:
+            mm, inode = _map(path)
+            entry = _MAPS[path] = [mm, inode, None]
+        if lock_pages and entry[2] is None:
+            entry[2] = _page_lock(entry[0])
+        return entry[0]
+
+
+def _page_lock(mm):
+    """Register a mapping with CUDA (DMA from the device straight into it); None if refused."""
+    try:
+        import cupy as cp
+        ptr = np.frombuffer(mm, np.uint8).ctypes.data
+        cp.cuda.runtime.hostRegister(ptr, len(mm), 0)
+        return ptr
+    except Exception:
+        return None
+
+
+def _drop(path: str) -> None:
+    mm, _, ptr = _MAPS.pop(path)
+    if ptr is not None:
+        try:
+            import cupy as cp
+            cp.cuda.runtime.hostUnregister(ptr)
+        except Exception:
+            pass
+    try:
+        mm.close()
+    except BufferError:  # an array still uses it: it goes when that does
+        pass
+
+
+def prune() -> None:
+    """Forget the mappings of segments that are gone (their clients dropped or removed them)."""
+    with _MAPS_LOCK:
+        for path in [p for p, e in _MAPS.items() if not os.path.exists(p) or os.stat(p).st_ino != e[1]]:
+            _drop(path)
+
+
+def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
+    """``(empty, find)`` for one rank: ``empty(shape, dtype)`` gives the job's next result array
+    in a segment — every rank of the job calls it in the same order and gets the same segment
+    (the smallest offered one that fits, else a new one whoever comes first creates) — and
+    ``find(array)`` the :class:`SharedArray` an array handed out that way is, or None."""
+    free = list(offered)
+    made, count = {}, [0]
+
+    def empty(shape, dtype):
+        shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
+        need = max(int(np.prod(shape)) * dtype.itemsize, 1)
+        fit = next((i for i, (_, size) in enumerate(free) if need <= size <= FIT * need + (1 << 20)), None)
+        if fit is not None:
+            path = free.pop(fit)[0]
+        else:
+            path = str(SHARED_DIR / f"{PREFIX}-{client_key}-{job_id}-{count[0]}")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                if os.fstat(fd).st_size < need:
+                    os.ftruncate(fd, need)
+            finally:
+                os.close(fd)
+        count[0] += 1
+        array = _view(_mapping(path, lock_pages), dtype, shape)
+        made[array.ctypes.data] = SharedArray(path, dtype.str, shape)
+        return array
+
+    def find(array):
+        if not isinstance(array, np.ndarray) or not array.size:
+            return None
+        shared = made.get(array.ctypes.data)
+        return shared if shared is not None and tuple(array.shape) == shared.shape else None
+    return empty, find
+
+
+def remove_made(job_id: str) -> None:
+    """Remove the segments made for a job that failed (by any rank, or the client)."""
+    for path in glob.glob(str(SHARED_DIR / f"{PREFIX}-*-{job_id}-*")):
+        _unlink(path)
