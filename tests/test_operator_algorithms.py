@@ -282,7 +282,9 @@ def test_unreachable_and_chains(tmp_path, device):
     (dict(algo="hits", max_iter=0), "positive integer"),
     (dict(algo="hits", tol=0), "tol"),
     (dict(algo="katz_centrality", beta={0: 1.0}), "every one"),
-    (dict(algo="eigenvector_centrality", nstart=[0.0, 0.0]), "not all zero"),
+    (dict(algo="eigenvector_centrality", nstart=[0.0, 0.0]), "sum is not zero"),
+    (dict(algo="eigenvector_centrality", nstart=[1.0, -1.0]), "sum is not zero"),  # networkx: ZeroDivisionError
+    (dict(algo="hits", nstart={0: 2.0, 1: -2.0}), "sum is not zero"),  # not NaN scores
     (dict(algo="cdlp", max_iter=1.5), "positive integer"),
     (dict(algo="pagerank", weight=3), "weight must be"),
     (dict(algo="pagerank", weight="weight", mode="graphalytics"), "not part of the Graphalytics"),
