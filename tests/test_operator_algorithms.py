@@ -305,6 +305,12 @@ def test_sampled_sources_as_networkx(tmp_path):
             ref = nx.betweenness_centrality(H, k=k, seed=seed, endpoints=endpoints)
             r = ooc_graph.betweenness_centrality(G, device="cpu", k=k, seed=seed, endpoints=endpoints)
             np.testing.assert_allclose(r.values, [ref[v] for v in range(n)], equal_nan=True, atol=1e-12)
+        # a random.Random (what networkx's py_random_state hands on) draws the same sources, once
+        ours, theirs = random.Random(seed), random.Random(seed)
+        ref = nx.betweenness_centrality(H, k=k, seed=theirs)
+        r = ooc_graph.betweenness_centrality(G, device="cpu", k=k, seed=ours)
+        np.testing.assert_allclose(r.values, [ref[v] for v in range(n)], equal_nan=True, atol=1e-12)
+        assert ours.random() == theirs.random() and r.parameters["seed"] is None
 
 
 def test_core_result_k_core(tmp_path):
