@@ -70,7 +70,12 @@ def _call_vertex(target, arguments):
     r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight")), **arguments, **_options())
     if not r.converged:
         raise _nx().PowerIterationFailedConvergence(arguments.get("max_iter"))
-    return dict(zip(G.nodes, getattr(r, array).tolist()))
+    return _by_node(G, getattr(r, array))
+
+
+def _by_node(G, values) -> dict:
+    """``{node: value}`` of a per-vertex array, as Python numbers."""
+    return dict(zip(G.nodes, values.tolist()))
 
 
 def _options() -> dict:
@@ -128,18 +133,7 @@ def _pagerank_can_run(arguments):
         return "nstart is not supported (the iteration starts from the teleport distribution)"
     if arguments.get("dangling") is not None:
         return "dangling is not supported (dangling mass follows personalization, as by default)"
-    if _WEIGHTED_PAGERANK:
-        return _nonnegative(arguments)
-    reason = _weight_is_name(arguments)
-    if reason is not True:
-        return reason
-    if np.any(_edge_values(arguments["G"], arguments.get("weight")) != 1):
-        return "weighted PageRank is not supported yet (edge weights other than 1)"
-    return True
-
-
-# ooc_graph.pagerank takes weight= (as networkx) once the operator branch is merged
-_WEIGHTED_PAGERANK = "weight" in inspect.signature(ooc_graph.pagerank).parameters
+    return _nonnegative(arguments)
 
 
 @networkx_function(_pagerank_can_run)
@@ -157,12 +151,12 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         if p.sum() == 0:
             raise ZeroDivisionError("float division by zero (the personalization sums to 0)")
     # networkx stops when the L1 change falls below n * tol
-    weighted = {"weight": weight} if _WEIGHTED_PAGERANK and G.weight_array(weight)[0] is not None else {}
-    r = ooc_graph.pagerank(G.store(weight if weighted else None), alpha=alpha, tol=n * tol, max_iter=max_iter,
-                           personalization=p, **weighted, **_options())
+    weighted = weight if G.weight_array(weight)[0] is not None else None
+    r = ooc_graph.pagerank(G.store(weighted), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
+                           weight=weighted, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
-    return dict(zip(G.nodes, r.values.tolist()))
+    return _by_node(G, r.values)
 
 
 # -- traversal and shortest paths ------------------------------------------------------------------
@@ -246,18 +240,28 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
 
 
 # -- components ------------------------------------------------------------------------------------
-def _components(G):
-    """The components as arrays of internal ids, in the order of their first node."""
-    if not len(G):
-        return []
-    labels = ooc_graph.wcc(G.store(), **_options()).labels  # smallest internal id = first node
+def _groups(labels):
+    """Internal ids grouped by label, groups in label order: for components (labelled with their
+    smallest internal id), the order of their first node."""
     order = np.argsort(labels, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    return np.split(order, cuts)
+    return np.split(order, cuts) if len(order) else []
+
+
+def _components(G):
+    """The (weakly) connected components as arrays of internal ids, in the order of their first node."""
+    return _groups(ooc_graph.wcc(G.store(), **_options()).labels) if len(G) else []
 
 
 def _sets(G, parts):
     return ({G.nodes[i] for i in part.tolist()} for part in parts)
+
+
+def _one_component(G, number) -> bool:
+    """Whether ``number(G)`` (a ``number_*_components``) is 1; networkx's error for the null graph."""
+    if not len(G):
+        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return number(G) == 1
 
 
 @networkx_function()
@@ -272,9 +276,7 @@ def number_connected_components(G):
 
 @networkx_function()
 def is_connected(G):
-    if not len(G):
-        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-    return len(_components(G)) == 1
+    return _one_component(G, number_connected_components)
 
 
 @networkx_function()
@@ -297,9 +299,7 @@ def number_weakly_connected_components(G):
 
 @networkx_function()
 def is_weakly_connected(G):
-    if not len(G):
-        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-    return len(_components(G)) == 1
+    return _one_component(G, number_weakly_connected_components)
 
 
 # -- clustering and communities --------------------------------------------------------------------
@@ -350,9 +350,7 @@ def _louvain(G, weight, resolution, threshold, max_level, seed):
 
 
 def _partition(G, labels):
-    order = np.argsort(labels, kind="stable")
-    cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    return list(_sets(G, np.split(order, cuts))) if len(order) else []
+    return list(_sets(G, _groups(labels)))
 
 
 @networkx_function(_louvain_can_run)
