@@ -211,7 +211,13 @@ NETWORKX_SELECTION = ["networkx.algorithms.link_analysis.tests.test_pagerank",
                       "networkx.algorithms.components.tests.test_connected",
                       "networkx.algorithms.tests.test_cluster",
                       "networkx.algorithms.community.tests.test_louvain",
-                      "networkx.algorithms.shortest_paths.tests.test_unweighted"]
+                      "networkx.algorithms.shortest_paths.tests.test_unweighted",
+                      "networkx.algorithms.link_analysis.tests.test_hits",
+                      "networkx.algorithms.centrality.tests.test_katz_centrality",
+                      "networkx.algorithms.centrality.tests.test_eigenvector_centrality",
+                      "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+                      "networkx.algorithms.tests.test_core",
+                      "networkx.algorithms.components.tests.test_strongly_connected"]
 
 
 def test_networkx_own_tests_pass_with_the_backend(tmp_path):
