@@ -1,8 +1,8 @@
 """networkx's ``networkx.backend_info`` entry point for ooc_graph, kept outside the package so
 that importing networkx does not import ooc_graph (HDF5, the engine: about half a second).
 
-The function names are those of :mod:`ooc_graph.nx_backend.functions`; a test checks that the two
-lists agree.
+The function names are those of :mod:`ooc_graph.nx_backend.functions` (and of its
+:mod:`~ooc_graph.nx_backend.centrality`); a test checks that the two lists agree.
 """
 
 FUNCTIONS = (
@@ -15,8 +15,11 @@ FUNCTIONS = (
     # components
     "connected_components", "number_connected_components", "is_connected", "node_connected_component",
     "weakly_connected_components", "number_weakly_connected_components", "is_weakly_connected",
+    "strongly_connected_components", "number_strongly_connected_components", "is_strongly_connected",
     # clustering and communities
     "triangles", "clustering", "average_clustering", "louvain_communities", "louvain_partitions",
+    # centrality (ooc_graph/nx_backend/centrality.py)
+    "hits", "katz_centrality", "eigenvector_centrality", "core_number", "betweenness_centrality",
 )
 
 

@@ -18,6 +18,37 @@ from ooc_graph.nx_backend.functions import FUNCTIONS
 B = {"backend": "ooc_graph"}
 
 
+@pytest.fixture(autouse=True)
+def _reused_conversions():
+    """networkx warns each time a call reuses the graph it converted for an earlier call on the
+    same networkx graph (``G.__networkx_cache__``); here they do so on purpose."""
+    with nx.config(warnings_to_ignore={"cache"}):
+        yield
+
+
+def _relabelled(H, seed):
+    """``H`` with non-int node labels (strings) or ints beyond 2**31, by seed."""
+    return nx.relabel_nodes(H, {v: (f"v{v}" if seed % 3 == 0 else v * 1_000_003 + 2**31) for v in H})
+
+
+def _outcome(call):
+    """What a call returns, or the type of what it raises (both sides must raise alike)."""
+    try:
+        return call()
+    except Exception as err:  # noqa: BLE001
+        return type(err)
+
+
+def _same(got, want, tol=1e-12):
+    """Equal outcomes: the same exception, or dicts (or tuples of dicts) with the same keys in
+    the same order and values within ``tol`` (NaN where networkx has NaN)."""
+    if isinstance(want, type) or isinstance(got, type):
+        return got is want
+    if isinstance(want, tuple):
+        return len(got) == len(want) and all(_same(g, w, tol) for g, w in zip(got, want))
+    return list(got) == list(want) and got == pytest.approx(want, abs=tol, nan_ok=True)
+
+
 def test_registered_with_networkx():
     assert "ooc_graph" in nx.utils.backends.backends
     assert set(_ooc_graph_nx.FUNCTIONS) == set(FUNCTIONS)
@@ -30,8 +61,7 @@ def test_registered_with_networkx():
 def test_against_networkx(seed):
     rng = np.random.default_rng(seed)
     directed = seed % 2 == 1
-    H = nx.gnp_random_graph(int(rng.integers(1, 40)), 0.1, seed=seed, directed=directed)
-    H = nx.relabel_nodes(H, {v: (f"v{v}" if seed % 3 == 0 else v * 1_000_003 + 2**31) for v in H})
+    H = _relabelled(nx.gnp_random_graph(int(rng.integers(1, 40)), 0.1, seed=seed, directed=directed), seed)
     for u, v in H.edges:
         H[u][v]["weight"] = int(rng.integers(1, 9)) if seed % 4 < 2 else float(rng.random())
     nodes = list(H)
@@ -57,6 +87,97 @@ def test_against_networkx(seed):
             assert nx.community.is_partition(H, parts)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_centrality_against_networkx(seed):
+    """HITS, Katz, eigenvector and betweenness centrality, core numbers and strongly connected
+    components equal networkx's on graphs with isolated nodes, self-loops and non-int labels,
+    weighted and not; where networkx raises, the backend raises the same."""
+    rng = np.random.default_rng(seed)
+    directed = seed % 2 == 1
+    H = nx.gnp_random_graph(int(rng.integers(2, 40)), 0.15, seed=seed, directed=directed)
+    H.add_nodes_from(range(len(H), len(H) + 3))  # isolated
+    H.add_edges_from([(0, 0), (1, 1)])
+    H = _relabelled(H, seed)
+    for u, v in H.edges:
+        H[u][v]["weight"] = float(rng.uniform(0.5, 2))
+    beta = {v: float(rng.uniform(0.5, 1.5)) for v in H}
+    nstart = {v: float(rng.uniform(0.1, 1)) for v in H}
+    k = int(rng.integers(1, len(H)))
+    calls = [
+        (lambda **b: nx.hits(H, **b), 1e-6),
+        (lambda **b: nx.hits(H, nstart=nstart, **b), 1e-6),
+        (lambda **b: nx.katz_centrality(H, alpha=0.05, **b), 1e-6),
+        (lambda **b: nx.katz_centrality(H, alpha=0.05, beta=beta, nstart=nstart, weight="weight", **b), 1e-6),
+        (lambda **b: nx.katz_centrality(H, alpha=0.05, normalized=False, **b), 1e-5),
+        (lambda **b: nx.katz_centrality(H, alpha=1.0, max_iter=50, **b), 0),  # diverges: both raise
+        (lambda **b: nx.eigenvector_centrality(H, **b), 1e-5),
+        (lambda **b: nx.eigenvector_centrality(H, max_iter=1000, nstart=nstart, weight="weight", **b), 1e-5),
+        (lambda **b: nx.betweenness_centrality(H, **b), 1e-12),
+        (lambda **b: nx.betweenness_centrality(H, k=k, seed=seed, normalized=False, **b), 1e-12),
+        (lambda **b: nx.betweenness_centrality(H, k=k, seed=seed, endpoints=True, **b), 1e-12),
+        (lambda **b: nx.core_number(H, **b), 0),  # self-loops: both raise
+    ]
+    for call, tol in calls:
+        got, want = _outcome(lambda: call(**B)), _outcome(call)
+        assert _same(got, want, tol), (got, want)
+    H.remove_edges_from(list(nx.selfloop_edges(H)))
+    assert nx.core_number(H, **B) == nx.core_number(H)
+    if directed:
+        got = list(nx.strongly_connected_components(H, **B))
+        assert sorted(map(sorted, got)) == sorted(map(sorted, nx.strongly_connected_components(H)))
+        where = {v: i for i, part in enumerate(got) for v in part}
+        assert all(where[u] >= where[v] for u, v in H.edges)  # sinks first, as networkx's Tarjan
+        assert nx.number_strongly_connected_components(H, **B) == nx.number_strongly_connected_components(H)
+        assert nx.is_strongly_connected(H, **B) is nx.is_strongly_connected(H)
+
+
+def test_centrality_edge_cases():
+    """The empty graph, one node, networkx's errors for bad arguments, as networkx gives them."""
+    empty, one, two = nx.DiGraph(), nx.DiGraph(), nx.Graph([("a", "b")])
+    one.add_node("x")
+    assert nx.hits(empty, **B) == ({}, {})
+    for fn, want in ((nx.katz_centrality, {"x": 1.0}), (nx.eigenvector_centrality, {"x": 1.0}),
+                     (nx.core_number, {"x": 0}), (nx.betweenness_centrality, {"x": 0.0})):
+        assert fn(one, **B) == want and type(fn(one, **B)["x"]) is type(want["x"])
+        if fn is not nx.eigenvector_centrality:
+            assert fn(empty, **B) == {}
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.eigenvector_centrality(empty, **B)
+    assert list(nx.strongly_connected_components(empty, **B)) == []
+    assert nx.number_strongly_connected_components(empty, **B) == 0
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_strongly_connected(empty, **B)
+    assert list(nx.strongly_connected_components(one, **B)) == [{"x"}] and nx.is_strongly_connected(one, **B)
+    with pytest.raises(nx.NetworkXNotImplemented):  # networkx's not_implemented_for, before dispatching
+        nx.is_strongly_connected(two, **B)
+    chain = nx.path_graph(2000, create_using=nx.DiGraph)  # 2000 components, sinks first (no recursion)
+    assert list(nx.strongly_connected_components(chain, **B)) == list(nx.strongly_connected_components(chain))
+    P = nx.path_graph(50)
+    for call in (lambda: nx.hits(P, max_iter=1, **B), lambda: nx.hits(P, max_iter=0, **B),
+                 lambda: nx.katz_centrality(P, max_iter=0, **B), lambda: nx.eigenvector_centrality(P, max_iter=-1, **B)):
+        with pytest.raises(nx.PowerIterationFailedConvergence):
+            call()
+    with pytest.raises(nx.NetworkXError, match="every node"):
+        nx.katz_centrality(two, beta={"a": 1.0}, **B)
+    with pytest.raises(nx.NetworkXError, match="every node"):
+        nx.katz_centrality(two, beta="foo", **B)
+    assert nx.katz_centrality(nx.Graph(), beta={0: 1}, **B) == {}  # networkx returns before reading beta
+    with pytest.raises(nx.NetworkXError, match="all zero"):
+        nx.eigenvector_centrality(two, nstart={"a": 0, "b": 0}, **B)
+    with pytest.raises(ZeroDivisionError):
+        nx.eigenvector_centrality(two, nstart={"a": 1, "b": -1}, **B)
+    with pytest.raises(nx.NetworkXNotImplemented, match="Input graph has self loops"):
+        nx.core_number(nx.Graph([(0, 1), (1, 1)]), **B)
+    C = nx.cycle_graph(4)
+    for k in (5, -1):
+        with pytest.raises(ValueError, match="larger|negative"):
+            nx.betweenness_centrality(C, k=k, **B)
+    with pytest.raises(ZeroDivisionError):
+        nx.betweenness_centrality(C, k=0, **B)
+    assert nx.betweenness_centrality(two, k=0, **B) == nx.betweenness_centrality(two, k=0) == {"a": 0.0, "b": 0.0}
+    assert nx.betweenness_centrality(C, k=4, **B) == nx.betweenness_centrality(C, **B)
+
+
 def test_can_run_gives_reasons():
     G = nx.path_graph(4)
     nx.set_edge_attributes(G, 2.0, "weight")
@@ -70,7 +191,14 @@ def test_can_run_gives_reasons():
     assert "negative edge weights" in can("single_source_dijkstra_path_length", (G, 0), {})
     assert "negative edge weights" in can("pagerank", (G,), {})
     assert "attribute name" in can("dijkstra_path_length", (G, 0, 1), {"weight": lambda u, v, d: 1})
-    assert "not implemented" in can("hits", (G,), {})
+    assert "not implemented" in can("closeness_centrality", (G,), {})
+    assert can("hits", (G,), {}) is True and can("betweenness_centrality", (G,), {}) is True  # weight=None
+    assert "normalized=False" in can("hits", (G,), {"normalized": False})
+    assert "without edges" in can("hits", (nx.empty_graph(3),), {})
+    assert "one node" in can("hits", (nx.Graph([(0, 0)]),), {})
+    assert "weighted betweenness" in can("betweenness_centrality", (G,), {"weight": "weight"})
+    assert can("betweenness_centrality", (nx.path_graph(3),), {"weight": "weight"}) is True  # every weight 1
+    assert "attribute name" in can("katz_centrality", (G,), {"weight": lambda u, v, d: 1})
     with pytest.raises(nx.NodeNotFound):
         nx.single_source_shortest_path_length(G, 99, **B)
     with pytest.raises(nx.NetworkXNoPath):
@@ -83,7 +211,13 @@ NETWORKX_SELECTION = ["networkx.algorithms.link_analysis.tests.test_pagerank",
                       "networkx.algorithms.components.tests.test_connected",
                       "networkx.algorithms.tests.test_cluster",
                       "networkx.algorithms.community.tests.test_louvain",
-                      "networkx.algorithms.shortest_paths.tests.test_unweighted"]
+                      "networkx.algorithms.shortest_paths.tests.test_unweighted",
+                      "networkx.algorithms.link_analysis.tests.test_hits",
+                      "networkx.algorithms.centrality.tests.test_katz_centrality",
+                      "networkx.algorithms.centrality.tests.test_eigenvector_centrality",
+                      "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+                      "networkx.algorithms.tests.test_core",
+                      "networkx.algorithms.components.tests.test_strongly_connected"]
 
 
 def test_networkx_own_tests_pass_with_the_backend(tmp_path):
@@ -99,7 +233,7 @@ def test_networkx_own_tests_pass_with_the_backend(tmp_path):
 
 
 def test_vertex_function_is_one_line(monkeypatch):
-    """How the algorithms of the operator branch plug in: one vertex_function line each."""
+    """A networkx function returning {node: value} from an ooc_graph algorithm: one vertex_function line."""
     from ooc_graph.nx_backend import functions
     monkeypatch.setattr(functions, "FUNCTIONS", dict(functions.FUNCTIONS))
     fn = functions.vertex_function("number_of_nodes", "values", algorithm="lcc")  # networkx's signature: (G)

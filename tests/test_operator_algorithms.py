@@ -282,7 +282,9 @@ def test_unreachable_and_chains(tmp_path, device):
     (dict(algo="hits", max_iter=0), "positive integer"),
     (dict(algo="hits", tol=0), "tol"),
     (dict(algo="katz_centrality", beta={0: 1.0}), "every one"),
-    (dict(algo="eigenvector_centrality", nstart=[0.0, 0.0]), "not all zero"),
+    (dict(algo="eigenvector_centrality", nstart=[0.0, 0.0]), "sum is not zero"),
+    (dict(algo="eigenvector_centrality", nstart=[1.0, -1.0]), "sum is not zero"),  # networkx: ZeroDivisionError
+    (dict(algo="hits", nstart={0: 2.0, 1: -2.0}), "sum is not zero"),  # not NaN scores
     (dict(algo="cdlp", max_iter=1.5), "positive integer"),
     (dict(algo="pagerank", weight=3), "weight must be"),
     (dict(algo="pagerank", weight="weight", mode="graphalytics"), "not part of the Graphalytics"),
@@ -303,6 +305,12 @@ def test_sampled_sources_as_networkx(tmp_path):
             ref = nx.betweenness_centrality(H, k=k, seed=seed, endpoints=endpoints)
             r = ooc_graph.betweenness_centrality(G, device="cpu", k=k, seed=seed, endpoints=endpoints)
             np.testing.assert_allclose(r.values, [ref[v] for v in range(n)], equal_nan=True, atol=1e-12)
+        # a random.Random (what networkx's py_random_state hands on) draws the same sources, once
+        ours, theirs = random.Random(seed), random.Random(seed)
+        ref = nx.betweenness_centrality(H, k=k, seed=theirs)
+        r = ooc_graph.betweenness_centrality(G, device="cpu", k=k, seed=ours)
+        np.testing.assert_allclose(r.values, [ref[v] for v in range(n)], equal_nan=True, atol=1e-12)
+        assert ours.random() == theirs.random() and r.parameters["seed"] is None
 
 
 def test_core_result_k_core(tmp_path):

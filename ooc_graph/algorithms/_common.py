@@ -118,7 +118,8 @@ class Run:
 
 def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, nonzero: bool = True) -> np.ndarray:
     """n floats from ``{original vertex id: value}`` (vertices not named: 0), an array of n, or
-    ``default`` everywhere when ``values`` is None; checked before any chunk is read."""
+    ``default`` everywhere when ``values`` is None; checked before any chunk is read. ``nonzero``:
+    they must not sum to 0 (the caller divides by their sum; networkx raises ZeroDivisionError)."""
     n = graph.num_vertices
     if values is None:
         return np.full(n, float(default))
@@ -132,7 +133,7 @@ def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, non
         except ValueError:  # ragged
             a = None
         x = a.astype(np.float64) if a is not None and a.dtype.kind in "iuf" else None
-    if x is None or x.shape != (n,) or not np.isfinite(x).all() or (nonzero and n and not x.any()):
-        raise ParameterError(f"{name} must be {n} finite values{' not all zero' if nonzero else ''}, "
+    if x is None or x.shape != (n,) or not np.isfinite(x).all() or (nonzero and n and not x.sum()):
+        raise ParameterError(f"{name} must be {n} finite values{' whose sum is not zero' if nonzero else ''}, "
                              f"or a dict of them by vertex id (got {reprlib.repr(values)})")
     return x

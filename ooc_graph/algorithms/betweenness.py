@@ -32,8 +32,10 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     against the arcs (``δ[u] += σ[u] Σ (1 + δ[w]) / σ[w]`` over arcs u→w into the level below;
     the out-CSR on a directed graph). Each source costs two passes per level: exact betweenness
     on a large graph is n such sweeps, so use ``k``. ``k`` sources are drawn as networkx draws
-    them (``random.Random(seed).sample`` of the vertices in id order), and ``normalized``,
-    ``endpoints`` and the sampling correction follow networkx. ``weight`` must be None (weighted
+    them (``random.Random(seed).sample`` of the vertices in id order; ``seed`` may also be a
+    ``random.Random``, as networkx's ``py_random_state`` hands one to its functions: it draws
+    them, and ``result.parameters['seed']`` is None), and ``normalized``, ``endpoints`` and the
+    sampling correction follow networkx. ``weight`` must be None (weighted
     shortest paths are not implemented). Parallel arcs of a store built with ``dedupe=False``
     count as distinct paths (networkx's multigraphs count neighbours once). It keeps up to eight
     per-vertex arrays, three more than the engine sets aside in ``memory`` / ``device_memory``
@@ -68,7 +70,8 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     eng, xp = run.engine, run.engine.backend.xp
     if k is not None and seed is None and eng.comm.size > 1:  # every rank must draw the same sources
         seed = int(eng.comm.allreduce(float(random.randrange(1 << 52)) if eng.comm.rank == 0 else 0.0, "sum"))
-    sources = list(range(n)) if k is None else random.Random(seed).sample(range(n), k)
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    sources = list(range(n)) if k is None else rng.sample(range(n), k)
     bc = xp.zeros(n)
     for i, s in enumerate(sources):
         depth = xp.full(n, -1, dtype=np.int64)
@@ -100,7 +103,7 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     scale = _scale(n, normalized=normalized, directed=g.directed, endpoints=endpoints,
                    sampled=None if k is None else sources)
     bc *= scale if np.isscalar(scale) else xp.asarray(scale)
-    params = {"k": k, "normalized": normalized, "endpoints": endpoints, "seed": seed}
+    params = {"k": k, "normalized": normalized, "endpoints": endpoints, "seed": None if seed is rng else seed}
     return run.finish(CentralityResult, "betweenness_centrality", params, len(sources), True, store,
                       values=eng.result(bc))
 

@@ -27,8 +27,8 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     times the arc weight if ``weight`` is given), scaled to unit Euclidean norm each iteration;
     it stops when ``Σ|x_new - x| < tol`` (networkx compares with ``n * tol``; this does not grow
     with the graph), else the result says ``converged=False``. ``nstart``: initial values,
-    ``{vertex id: value}`` or an array, not all zero (default all 1). ``memory``, ``device``,
-    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``{vertex id: value}`` or an array, whose sum is not zero (default all 1). ``memory``,
+    ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
 

@@ -25,9 +25,10 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     largest value of 1; it stops when ``Σ|h_new - h| < tol`` (networkx's power iteration, whose
     tolerance does not grow with the graph either). Arc weights count where the store has them,
     as networkx's adjacency matrix does. ``nstart``: the initial hubs, ``{vertex id: value}`` or
-    an array (default uniform). ``normalized`` scales both to sum 1. A graph without arcs gives
-    uniform scores. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as for
-    :func:`~ooc_graph.pagerank`. Not converging within ``max_iter`` gives ``converged=False``.
+    an array, whose sum is not zero (default uniform). ``normalized`` scales both to sum 1. A
+    graph without arcs gives uniform scores. ``memory``, ``device``, ``device_memory``,
+    ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`. Not converging within
+    ``max_iter`` gives ``converged=False``.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
 

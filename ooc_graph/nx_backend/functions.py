@@ -1,15 +1,14 @@
 """The networkx functions this backend serves: each one a networkx signature on top of an
-ooc_graph algorithm, returning what networkx returns.
+ooc_graph algorithm, returning what networkx returns. Link analysis, traversal, components,
+clustering and communities are here; the centralities (HITS, Katz, eigenvector, betweenness,
+core numbers) in :mod:`.centrality`, which registers them here when this module is imported.
 
 Adding one is :func:`networkx_function` on a function named as networkx names it (and its name
 in ``_ooc_graph_nx.FUNCTIONS``; a test checks both lists agree); ``can_run`` takes the call's
 arguments, bound to the function's signature (the graph is still a networkx graph or already a
 :class:`StoreGraph`), and returns ``True`` or the reason it cannot serve the call. A function that
 returns ``{node: value}`` from an ooc_graph algorithm of the same name and keywords is one line of
-:func:`vertex_function`, e.g. (once those algorithms are merged)::
-
-    vertex_function("core_number", "core")
-    vertex_function("eigenvector_centrality", "values")
+:func:`vertex_function`, e.g. ``vertex_function("katz_centrality", "values", prepare=...)``.
 """
 
 from __future__ import annotations
@@ -22,6 +21,8 @@ import ooc_graph
 from ooc_graph.algorithms import UNREACHABLE
 
 from .graph import StoreGraph
+
+__all__ = ["FUNCTIONS", "networkx_function", "vertex_function", "centrality"]
 
 FUNCTIONS: dict = {}  # networkx name -> function (its ``can_run`` attached)
 
@@ -36,17 +37,22 @@ def networkx_function(can_run=None):
     return register
 
 
-def vertex_function(name: str, array: str, *, algorithm: str | None = None, can_run=None):
+def vertex_function(name: str, array, *, algorithm: str | None = None, prepare=None, weight=None, can_run=None):
     """Register networkx's ``name`` (with networkx's own signature) as ``{node: value}`` of array
-    ``array`` of ``ooc_graph.<algorithm or name>``, called with the same keywords: ``weight``
-    picks the store's weight attribute (and is passed on: the attribute name, or None), an
-    ``nstart`` dict becomes an array in node order, a ``random.Random`` seed an int; networkx's
-    ``PowerIterationFailedConvergence`` where the result did not converge."""
+    ``array`` of ``ooc_graph.<algorithm or name>`` (a tuple of names: a tuple of dicts), called
+    with the same keywords: ``weight`` picks the store's weight attribute (and is passed on: the
+    attribute name, or None; ``weight=`` here names the attribute a function without that keyword
+    reads, as networkx's ``hits`` reads ``"weight"``), an ``nstart`` dict becomes an array in node
+    order, a ``random.Random`` seed an int, ``tol`` becomes ``n·tol`` (networkx's power iterations
+    stop when the L1 change falls below it); ``max_iter < 1`` (networkx's loop runs no iteration)
+    and a result that did not converge raise networkx's ``PowerIterationFailedConvergence``. An
+    empty graph gives empty dicts. ``prepare(G, arguments)``, if given, runs first: it raises
+    networkx's errors for the call and may rewrite the arguments."""
     import networkx as nx
     sig = inspect.signature(getattr(nx, name))
     sig = sig.replace(parameters=[p for p in sig.parameters.values()
                                   if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "backend"])
-    target = (algorithm or name, array)
+    target = (algorithm or name, array, prepare, weight)
 
     def fn(*args, **kwargs):
         bound = sig.bind(*args, **kwargs)
@@ -59,18 +65,32 @@ def vertex_function(name: str, array: str, *, algorithm: str | None = None, can_
 
 
 def _call_vertex(target, arguments):
-    algorithm, array = target
+    algorithm, array, prepare, weight = target
     G = arguments.pop("G")
+    if prepare is not None:
+        prepare(G, arguments)
+    if not len(G):
+        return tuple({} for _ in array) if isinstance(array, tuple) else {}
+    max_iter = arguments.get("max_iter")
+    if max_iter is not None and max_iter < 1:
+        raise _nx().PowerIterationFailedConvergence(max_iter)
+    if "tol" in arguments:
+        arguments["tol"] = len(G) * arguments["tol"]
     if arguments.get("nstart") is not None:
         arguments["nstart"] = np.array([float(arguments["nstart"].get(v, 0)) for v in G.nodes])
     if hasattr(arguments.get("seed"), "randrange"):
         arguments["seed"] = arguments["seed"].randrange(2**32)
-    if not len(G):
-        return {}
-    r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight")), **arguments, **_options())
+    r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight", weight)), **arguments, **_options())
     if not r.converged:
-        raise _nx().PowerIterationFailedConvergence(arguments.get("max_iter"))
-    return dict(zip(G.nodes, getattr(r, array).tolist()))
+        raise _nx().PowerIterationFailedConvergence(max_iter)
+    if isinstance(array, tuple):
+        return tuple(_by_node(G, getattr(r, a)) for a in array)
+    return _by_node(G, getattr(r, array))
+
+
+def _by_node(G, values) -> dict:
+    """``{node: value}`` of a per-vertex array, as Python numbers."""
+    return dict(zip(G.nodes, values.tolist()))
 
 
 def _options() -> dict:
@@ -114,6 +134,17 @@ def _nonnegative(arguments, name="weight"):
     return True
 
 
+def _unit_weights(arguments, what):
+    """True where every edge weight is 1 (so that hops are the weighted answer), else the reason
+    ``what`` (e.g. "weighted betweenness") is not served."""
+    reason = _weight_is_name(arguments)
+    if reason is not True:
+        return reason
+    if np.any(_edge_values(arguments["G"], arguments.get("weight")) != 1):
+        return f"{what} is not supported (edge weights other than 1)"
+    return True
+
+
 def _undirected_unweighted(arguments):
     if arguments["G"].is_directed():
         return "directed clustering (networkx's definition) is not supported; ooc_graph.lcc gives LDBC's"
@@ -128,18 +159,7 @@ def _pagerank_can_run(arguments):
         return "nstart is not supported (the iteration starts from the teleport distribution)"
     if arguments.get("dangling") is not None:
         return "dangling is not supported (dangling mass follows personalization, as by default)"
-    if _WEIGHTED_PAGERANK:
-        return _nonnegative(arguments)
-    reason = _weight_is_name(arguments)
-    if reason is not True:
-        return reason
-    if np.any(_edge_values(arguments["G"], arguments.get("weight")) != 1):
-        return "weighted PageRank is not supported yet (edge weights other than 1)"
-    return True
-
-
-# ooc_graph.pagerank takes weight= (as networkx) once the operator branch is merged
-_WEIGHTED_PAGERANK = "weight" in inspect.signature(ooc_graph.pagerank).parameters
+    return _nonnegative(arguments)
 
 
 @networkx_function(_pagerank_can_run)
@@ -157,12 +177,12 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         if p.sum() == 0:
             raise ZeroDivisionError("float division by zero (the personalization sums to 0)")
     # networkx stops when the L1 change falls below n * tol
-    weighted = {"weight": weight} if _WEIGHTED_PAGERANK and G.weight_array(weight)[0] is not None else {}
-    r = ooc_graph.pagerank(G.store(weight if weighted else None), alpha=alpha, tol=n * tol, max_iter=max_iter,
-                           personalization=p, **weighted, **_options())
+    weighted = weight if G.weight_array(weight)[0] is not None else None
+    r = ooc_graph.pagerank(G.store(weighted), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
+                           weight=weighted, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
-    return dict(zip(G.nodes, r.values.tolist()))
+    return _by_node(G, r.values)
 
 
 # -- traversal and shortest paths ------------------------------------------------------------------
@@ -246,18 +266,69 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
 
 
 # -- components ------------------------------------------------------------------------------------
-def _components(G):
-    """The components as arrays of internal ids, in the order of their first node."""
-    if not len(G):
-        return []
-    labels = ooc_graph.wcc(G.store(), **_options()).labels  # smallest internal id = first node
+def _groups(labels):
+    """Internal ids grouped by label, groups in label order: for components (labelled with their
+    smallest internal id), the order of their first node."""
     order = np.argsort(labels, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    return np.split(order, cuts)
+    return np.split(order, cuts) if len(order) else []
+
+
+def _components(G):
+    """The (weakly) connected components as arrays of internal ids, in the order of their first node."""
+    return _groups(ooc_graph.wcc(G.store(), **_options()).labels) if len(G) else []
+
+
+def _strong_components(G):
+    """The strongly connected components as arrays of internal ids, sinks first as networkx's
+    Tarjan yields them (``condensation`` numbers them so): :func:`_sinks_first` on the
+    components, in the order of their first node."""
+    if not len(G):
+        return []
+    labels = ooc_graph.scc(G.store(), **_options()).labels  # smallest internal id = first node
+    parts = _groups(labels)
+    component = np.unique(labels, return_inverse=True)[1].reshape(-1)  # index into parts
+    src, dst = component[G.src], component[G.dst]
+    across = src != dst
+    return [parts[c] for c in _sinks_first(len(parts), src[across], dst[across])]
+
+
+def _sinks_first(count, src, dst) -> list:
+    """The vertices ``0..count−1`` of a DAG (arcs ``src → dst``) in depth-first postorder, roots
+    and successors in order: every vertex after all it reaches (a reverse topological order)."""
+    order = np.argsort(src, kind="stable")
+    succ = dst[order].tolist()
+    start = np.searchsorted(src[order], np.arange(count + 1)).tolist()
+    seen, out = bytearray(count), []
+    for root in range(count):
+        if seen[root]:
+            continue
+        seen[root] = 1
+        stack = [[root, start[root]]]
+        while stack:
+            top = stack[-1]
+            v, i = top
+            while i < start[v + 1] and seen[succ[i]]:
+                i += 1
+            if i < start[v + 1]:
+                top[1] = i + 1
+                seen[succ[i]] = 1
+                stack.append([succ[i], start[succ[i]]])
+            else:
+                stack.pop()
+                out.append(v)
+    return out
 
 
 def _sets(G, parts):
     return ({G.nodes[i] for i in part.tolist()} for part in parts)
+
+
+def _one_component(G, number) -> bool:
+    """Whether ``number(G)`` (a ``number_*_components``) is 1; networkx's error for the null graph."""
+    if not len(G):
+        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return number(G) == 1
 
 
 @networkx_function()
@@ -272,9 +343,7 @@ def number_connected_components(G):
 
 @networkx_function()
 def is_connected(G):
-    if not len(G):
-        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-    return len(_components(G)) == 1
+    return _one_component(G, number_connected_components)
 
 
 @networkx_function()
@@ -297,9 +366,23 @@ def number_weakly_connected_components(G):
 
 @networkx_function()
 def is_weakly_connected(G):
-    if not len(G):
-        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-    return len(_components(G)) == 1
+    return _one_component(G, number_weakly_connected_components)
+
+
+# networkx's not_implemented_for("undirected") refuses undirected graphs before dispatching
+@networkx_function()
+def strongly_connected_components(G):
+    return _sets(G, _strong_components(G))
+
+
+@networkx_function()
+def number_strongly_connected_components(G):
+    return ooc_graph.scc(G.store(), **_options()).num_components if len(G) else 0
+
+
+@networkx_function()
+def is_strongly_connected(G):
+    return _one_component(G, number_strongly_connected_components)
 
 
 # -- clustering and communities --------------------------------------------------------------------
@@ -350,9 +433,7 @@ def _louvain(G, weight, resolution, threshold, max_level, seed):
 
 
 def _partition(G, labels):
-    order = np.argsort(labels, kind="stable")
-    cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    return list(_sets(G, np.split(order, cuts))) if len(order) else []
+    return list(_sets(G, _groups(labels)))
 
 
 @networkx_function(_louvain_can_run)
@@ -370,3 +451,7 @@ def louvain_partitions(G, weight="weight", resolution=1, threshold=1e-07, seed=N
         return iter([])
     r = _louvain(G, weight, resolution, threshold, None, seed)
     return (_partition(G, labels) for labels in r.levels)
+
+
+# -- centrality: its own module (it imports the helpers above, so it comes last) -------------------
+from . import centrality  # noqa: E402
