@@ -3,6 +3,9 @@ out-of-core CPU run and a distributed run take it): the distances and parents of
 buckets, of the compiled Dijkstra and of scipy's, bit for bit, on many seeded random graphs;
 fewer relaxations on a road-like graph."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +13,9 @@ from scipy.sparse import csgraph
 
 import ooc_graph
 from ooc_graph.engine import Engine, nearfar, stream, traversal
+from ooc_graph.engine.exchange import Comm
 from ooc_graph.kernels import cpu
+from ooc_graph.runtime import plan
 
 from conftest import edge_array
 
@@ -212,6 +217,18 @@ def test_bucket_width(tmp_path):
 
 
 
+def _chains(tmp_path, monkeypatch):
+    """Two chains of unit arcs in intervals of their own, from vertex 0 at 1 and at 60; buckets
+    about 2 wide."""
+    monkeypatch.setattr(traversal, "NEAR_FAR_WIDTH", 0.05)
+    near, far = np.arange(1, 120), np.arange(200, 320)
+    src = np.concatenate([[0, 0], near, far])
+    dst = np.concatenate([[1, 200], near + 1, far + 1])
+    w = np.concatenate([[1.0, 60.0], np.ones(near.size), np.ones(far.size)])
+    return ooc_graph.convert((src, dst, w), tmp_path / "c.h5", num_vertices=321, interval_size=16, chunk_arcs=8,
+                             weight_dtype="float64", progress=False)
+
+
 def test_passes_leave_far_intervals_waiting(tmp_path, monkeypatch):
     """Edge-centric passes take the intervals of the near pile only; far vertices elsewhere wait
     for a later pass. Two chains in intervals of their own: the near one (cheap first arc) runs
@@ -219,13 +236,7 @@ def test_passes_leave_far_intervals_waiting(tmp_path, monkeypatch):
     unreached."""
     monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
     monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(traversal, "NEAR_FAR_WIDTH", 0.05)  # buckets about 2 wide
-    near, far = np.arange(1, 120), np.arange(200, 320)
-    src = np.concatenate([[0, 0], near, far])
-    dst = np.concatenate([[1, 200], near + 1, far + 1])
-    w = np.concatenate([[1.0, 60.0], np.ones(near.size), np.ones(far.size)])
-    G = ooc_graph.convert((src, dst, w), tmp_path / "c.h5", num_vertices=321, interval_size=16, chunk_arcs=8,
-                          weight_dtype="float64", progress=False)
+    G = _chains(tmp_path, monkeypatch)
     whole = ooc_graph.sssp(G, 0, device="cpu")
     assert whole.distance[320] == 180.0
     for execution in ("sync", "auto"):
@@ -248,4 +259,68 @@ def test_streamed_passes_with_buckets_and_after_them(tmp_path, monkeypatch, exec
     _same(r, whole)
     assert r.stats["advances"] == 0 and r.stats["near_far_bounds"] > 1
     assert (r.stats["local_iterations"] > 0) == (execution == "auto")  # auto turned asynchronous
+    G.close()
+
+
+class _ThreadComm(Comm):
+    """Two engines in one process exchanging through shared slots (a test double of the
+    runtime's comms: state and flags merged by minimum and or, scalars reduced)."""
+
+    def __init__(self, slots, barrier, rank, ranges):
+        self.slots, self.barrier, self.rank, self.size, self.ranges = slots, barrier, rank, len(ranges), ranges
+
+    def _allgather(self, value):
+        self.slots[self.rank] = value
+        self.barrier.wait()
+        parts = list(self.slots)
+        self.barrier.wait()
+        return parts
+
+    def merge_min(self, state, changed):
+        for r, (s, c) in enumerate(self._allgather((state.copy(), changed.copy()))):
+            if r != self.rank:
+                np.minimum(state, s, out=state)
+                changed |= c
+        return 0
+
+    def allreduce(self, value, op="sum"):
+        parts = self._allgather(np.asarray(value, np.float64))
+        result = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(parts)
+        return type(value)(result) if np.isscalar(value) else result
+
+
+@pytest.mark.parametrize("shape", ["mesh", "chains"])
+def test_ranks_drop_the_buckets_together(tmp_path, monkeypatch, shape):
+    """"auto" turns a rank asynchronous when its own cache streams; ranks whose caches differ
+    (one holds all its chunks, one streams) still take the same frontiers, as their exchanges
+    need (a rank that went on with buckets after the other stopped would wait for it forever):
+    all drop the buckets once one turns."""
+    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
+    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
+    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 2)
+    if shape == "mesh":
+        G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, seed=5, interval_size=16,
+                                    chunk_arcs=32, progress=False)
+        source = 610
+    else:
+        G, source = _chains(tmp_path, monkeypatch), 0
+    whole = ooc_graph.sssp(G, source, device="cpu").distance
+    parts = plan(G, 2)
+    slots, barrier = [None, None], threading.Barrier(2, timeout=10)
+    ranges = [p.vertices for p in parts]
+
+    def rank(r):
+        comm = _ThreadComm(slots, barrier, r, ranges)
+        e = Engine(G, device="cpu", comm=comm, arc_range=parts[r].arcs, memory=[None, _budget(G)][r])
+        dist = np.full(G.num_vertices, np.inf)
+        dist[source] = 0.0
+        iterations = e.propagate_min(dist, plus=None, frontier=[source], execution="auto")
+        return dist, iterations, e.stats.local_iterations, e.cache.refused
+
+    with ThreadPoolExecutor(2) as pool:
+        results = [f.result() for f in [pool.submit(rank, r) for r in range(2)]]
+    for dist, iterations, _, _ in results:
+        np.testing.assert_array_equal(dist, whole)
+        assert iterations == results[0][1]
+    assert results[0][3] == 0 < results[1][3] and results[1][2] > 0  # one rank streamed, and turned
     G.close()

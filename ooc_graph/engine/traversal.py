@@ -221,7 +221,11 @@ class Traversals:
                 cel_passes += 1
                 local = execution == "async" or (execution == "auto" and cel_passes > ASYNC_AFTER_PASSES
                                                  and self.cache.refused > 0)
-                if local and near is not None:  # asynchronous from here: every waiting vertex, no buckets
+                # "auto" turning asynchronous: every waiting vertex from here, no buckets. Whether a
+                # rank turns depends on its own cache, so in a distributed run the ranks drop the
+                # buckets together once any turns (a scalar per pass, only past ASYNC_AFTER_PASSES).
+                if near is not None and execution == "auto" and cel_passes > ASYNC_AFTER_PASSES and \
+                        (local if self.comm.size == 1 else bool(self.comm.allreduce(int(local), "max"))):
                     frontier, near = near.release(frontier), None
                 active = np.zeros(self._k, dtype=bool)
                 active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
