@@ -136,12 +136,13 @@ class Traversals:
         but near-far's near pile (Davidson et al.; Gunrock's SSSP; :mod:`.nearfar`): the changed
         vertices wait, each iteration expands those whose state is at most a bound, and when none
         is the bound is raised to the smallest waiting state plus ``delta`` (``NEAR_FAR_WIDTH``
-        times a typical weight over the mean degree). Most vertices are then expanded once, near
-        their final distance, instead of once per drop; the fixed point, and so the answer, is the
-        same bit for bit. A pass expands every waiting vertex of the intervals it relaxes; queued
-        levels on a GPU leave vertices beyond the bound to the host; asynchronous passes relax
-        whatever they reach, so an asynchronous traversal runs without buckets (``"auto"`` drops
-        them at its first asynchronous pass).
+        times a typical weight over the mean degree; a raise syncs two more scalars). Most vertices
+        are then expanded once, near their final distance, instead of once per drop; the fixed
+        point, and so the answer, is the same bit for bit. A pass expands every waiting vertex of
+        the intervals it relaxes; queued levels on a GPU leave vertices beyond the bound to the
+        host; asynchronous passes relax whatever they reach, so an asynchronous traversal runs
+        without buckets (``"auto"`` drops them at its first asynchronous pass, on every rank at
+        once).
         """
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
