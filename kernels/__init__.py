@@ -15,7 +15,8 @@ Both modules expose the same functions with the same signatures:
 
 The GPU module (``gpu``, with ``gpu_module``, ``gpu_transfer`` and ``gpu_traversal`` behind it)
 adds transfers (``to_device``, ``to_host`` at bus speed through a pinned ring) and
-``advance_levels`` (many small levels on the device between looks from the host).
+``advance_levels`` (many small levels on the device between looks from the host; vertices
+beyond a bound, near-far's far pile, are left to the host).
 
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of
 files, stores, dask or scheduling: the engine hands them arrays.

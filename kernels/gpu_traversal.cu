@@ -28,11 +28,14 @@ __global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, cons
 // The frontier is a queue: queue[c] holds sizes[c] vertices; each level relaxes their out-arcs
 // (one warp per vertex, a fixed grid striding over the queue) and appends every vertex whose
 // state dropped to queue[1 - c] (a vertex lowered twice in one level may appear twice: harmless).
+// Near-far: a vertex whose new state exceeds `bound` is only marked in changed[] (the host's far
+// pile); +inf queues every one. Values only drop, so a vertex queued is never marked far after.
 // ctl: [0] stop (1: frontier empty, 2: next frontier over capacity or over its arc limit:
 // changed[] marks it exactly), [1] levels run, [2] arcs relaxed, [3] out-arcs of the next frontier.
 template <typename W>
 __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                         const W* __restrict__ w, const int use_w, const double plus,
+                                        const double bound,
                                         const long long* __restrict__ cur, long long* __restrict__ next,
                                         unsigned long long* sizes, const int c, const long long cap,
                                         unsigned long long* state, unsigned char* __restrict__ changed,
@@ -55,6 +58,7 @@ __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, co
             const int v = indices[j];
             if (cv < state[v] && cv < atomicMin(&state[v], cv)) {
                 changed[v] = 1;
+                if (cand > bound) continue;  // far: left marked for the host, not queued
                 const unsigned long long at = atomicAdd(&sizes[1 - c], 1ULL);
                 if ((long long)at < cap) next[at] = v;
                 atomicAdd(&ctl[3], (unsigned long long)(indptr[v + 1] - indptr[v]));

@@ -60,12 +60,14 @@ def _queues():
 
 
 def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC,
-                   max_arcs: int = 1 << 62):
+                   max_arcs: int = 1 << 62, bound: float = np.inf):
     """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
     state in ``state``, ``changed`` all zero) queued back to back, then one look from the host;
-    they stop early at a frontier with more than ``max_arcs`` out-arcs. Returns ``(levels run,
-    arcs relaxed, the next frontier)``; ``changed`` is all zero again unless the frontier outgrew
-    the queue or ``max_arcs`` (then it marks that frontier, which is returned too)."""
+    they stop early at a frontier with more than ``max_arcs`` out-arcs. A vertex whose state drops
+    to more than ``bound`` (near-far's far pile) is marked in ``changed`` and not queued. Returns
+    ``(levels run, arcs relaxed, the next frontier)``; ``changed`` marks only those far vertices
+    unless the frontier outgrew the queue or ``max_arcs`` (then it marks that frontier too, and
+    all it marks is returned)."""
     q = _queues()
     cur, nxt, sizes, ctl = q
     nf = int(frontier.size)
@@ -79,8 +81,8 @@ def advance_levels(indptr, indices, weights, frontier, state, plus, changed, lev
     c = 0
     for _ in range(levels):
         a, b = q[c], q[1 - c]
-        advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), a, b, sizes, np.int32(c),
-                                                np.int64(QUEUE_CAPACITY), st, changed, ctl))
+        advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), np.float64(bound), a, b,
+                                                sizes, np.int32(c), np.int64(QUEUE_CAPACITY), st, changed, ctl))
         turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), np.uint64(max_arcs), changed,
                                   ctl))
         c = 1 - c

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import traversal
+from ooc_graph.engine import stream, traversal
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
@@ -149,6 +149,34 @@ def test_bottom_up_levels_across_workers(client, tmp_path, size):
         if algo == "bfs":
             assert dist.stats["bottom_up"] >= size  # every rank took the bottom-up levels
 
+
+@pytest.mark.parametrize("seed", range(6))
+def test_near_far_sssp_on_two_workers(client, tmp_path, seed):
+    """Weighted SSSP with near-far buckets split over two workers: every rank takes the same near
+    pile and raises the same bound from the merged state and flags, so the answers are the one
+    process's bit for bit, whether the levels are advances split between the ranks or streamed
+    passes, synchronous, "auto" or asynchronous (which runs without buckets)."""
+    rng = np.random.default_rng(800 + seed)
+    if seed < 2:  # a mesh: many buckets, small frontiers advanced over the CSR
+        G = ooc_graph.generate.grid(tmp_path / "m.h5", 30 + 10 * seed, 12, weighted=True, seed=seed,
+                                    interval_size=32, chunk_arcs=64, progress=False)
+    else:  # zero weights (0..63/8), self-loops, duplicates, unreachable vertices
+        n = int(rng.integers(50, 300))
+        src, dst, w = random_edges(rng, n=n - 3, m=int(rng.integers(n, 5 * n)), weighted=True)
+        G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", directed=seed % 2 == 0, num_vertices=n,
+                              interval_size=[16, 64][seed % 2], chunk_arcs=[32, 200][seed % 2], progress=False)
+    s = int(rng.integers(0, G.num_vertices))
+    local = ooc_graph.sssp(G, s, device="cpu")
+    per_arc = stream.PREPARED_BYTES_PER_ARC + G.cel_nbytes_per_arc()
+    tight = 5 * 8 * G.num_vertices + G.num_vertices + 6 * per_arc * G.chunk_arcs  # no CSR, chunks streamed
+    for memory, execution in ((None, "sync"), (tight, "sync"), (tight, "auto"), (tight, "async")):
+        dist = ooc_graph.submit(client, "sssp", G, workers=2, source=s, memory=memory,
+                                execution=execution).result(timeout=120)
+        same(local, dist, "sssp")
+        if local.distance[np.isfinite(local.distance)].size > 1:
+            assert (dist.stats["near_far_bounds"] > 0) == (execution != "async"), (memory, execution)
+        if seed < 2 and memory is None:
+            assert dist.stats["advances"] > 0
 
 @pytest.mark.parametrize("case,inp,fmt,directed,algo,params,expected", LDBC_CASES, ids=[c[0] for c in LDBC_CASES])
 def test_graphalytics_on_three_workers(client, tmp_path, data_dir, case, inp, fmt, directed, algo, params, expected):

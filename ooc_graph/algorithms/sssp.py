@@ -1,4 +1,5 @@
-"""Single-source shortest paths (Bellman-Ford with selective scheduling) over the CEL."""
+"""Single-source shortest paths: Dijkstra in one compiled call where the CPU holds the CSR, else
+near-far buckets over frontier advances and edge-centric passes of the CEL (selective scheduling)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
     error (NaN cannot be stored). Unreachable vertices have distance ``inf`` and parent -1.
     ``parent[v]`` is the smallest u with ``distance[u] + w(u, v) == distance[v]``.
+
+    On the CPU with the out-CSR within ``memory`` this is Dijkstra, one compiled call. Otherwise
+    (a GPU, a graph streamed out of core, a distributed run) the engine iterates: each iteration
+    relaxes the arcs of a frontier, as a frontier advance over the CSR or an edge-centric pass over
+    the chunks that hold its arcs. With weights the frontier is near-far's near pile (Davidson et
+    al., as Gunrock's SSSP): of the vertices whose distance dropped, those within a bound that
+    rises bucket by bucket, so most vertices are expanded once instead of once per drop (see
+    :meth:`~ooc_graph.engine.Engine.propagate_min`). Every method gives the same distances and
+    parents, bit for bit.
     ``execution`` ("auto", "sync", "async") is as for :func:`~ooc_graph.bfs`. ``memory``,
     ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
 

@@ -13,6 +13,7 @@ class Stats:
     advances: int = 0
     bottom_up: int = 0  # bottom-up levels over the in-CSR (direction-optimised traversals)
     traversals: int = 0  # whole traversals over a CSR in memory, in one compiled call (CPU)
+    near_far_bounds: int = 0  # near-far traversals (arc weights): times the near pile's bound was raised
     local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
     back_arcs: int = 0  # arcs of the CEL augmentation relaxed (async mode, augmented stores)
     chunks_processed: int = 0

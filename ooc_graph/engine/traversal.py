@@ -6,8 +6,9 @@ frontier: an edge-centric pass over the chunks whose source intervals hold a cha
 frontier advance over the out-CSR (Gunrock/GSWITCH: cheap when few vertices changed), on one GPU
 run many levels at a time on the device; or, for a level-synchronous traversal with a constant
 increment whose frontier has many arcs, a bottom-up level over the in-CSR (Beamer's direction
-optimisation: each unreached vertex looks for one parent on the frontier and stops there). On
-the CPU with the CSR in memory the whole traversal is one compiled call instead.
+optimisation: each unreached vertex looks for one parent on the frontier and stops there). With
+arc weights the frontier is the near pile of near-far buckets (:mod:`.nearfar`). On the CPU with
+the CSR in memory the whole traversal is one compiled call instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import time
 import numpy as np
 
 from ooc_graph.errors import choice
+
+from .nearfar import NearFar, near_far_delta
 
 log = logging.getLogger("ooc_graph.engine")
 
@@ -47,6 +50,12 @@ BOTTOM_UP = True
 QUEUED_MAX_ARCS = 1 << 16
 BOTTOM_UP_ALPHA = 14
 BOTTOM_UP_BETA = 24
+# Near-far buckets for arc weights (Davidson et al., IPDPS'14, Gunrock's SSSP): each iteration
+# expands only the changed vertices within the bound; False: every changed vertex, each iteration.
+# The bucket width is NEAR_FAR_WIDTH x a typical weight / the mean out-degree (the paper's rule,
+# with the warp width 32 as NEAR_FAR_WIDTH; see nearfar.near_far_delta).
+NEAR_FAR = True
+NEAR_FAR_WIDTH = 32
 
 
 class Traversals:
@@ -93,6 +102,14 @@ class Traversals:
         pure = bool(self.comm.allreduce(int(pure), "min"))
         return float(values[0]) if pure and self._can_pull() else None
 
+    def _near_far(self, plus, frontier, execution: str):
+        """Near-far bookkeeping (:class:`.nearfar.NearFar`) for a traversal with arc weights, none
+        negative, that does not start asynchronous; else None."""
+        if not NEAR_FAR or plus is not None or execution == "async":
+            return None
+        delta = near_far_delta(self.graph, NEAR_FAR_WIDTH)
+        return None if delta is None else NearFar(self.backend.xp, self.graph, self._k, delta, frontier, self.stats)
+
     def propagate_min(self, state, *, plus, frontier, execution: str = "auto") -> int:
         """Relax ``state[v] = min(state[v], state[u] + w)`` over every arc u→v (``plus=None``: the
         arc weight, else that constant) until nothing changes, starting from the vertices in
@@ -114,6 +131,18 @@ class Traversals:
         it. ``"auto"`` runs synchronously and turns asynchronous once ``ASYNC_AFTER_PASSES``
         passes have been needed while chunks are streamed (the cache does not hold them all): a
         high-diameter graph out of core.
+
+        With arc weights (``plus=None``, none negative) the frontier is not every changed vertex
+        but near-far's near pile (Davidson et al.; Gunrock's SSSP; :mod:`.nearfar`): the changed
+        vertices wait, each iteration expands those whose state is at most a bound, and when none
+        is the bound is raised to the smallest waiting state plus ``delta`` (``NEAR_FAR_WIDTH``
+        times a typical weight over the mean degree; a raise syncs two more scalars). Most vertices
+        are then expanded once, near their final distance, instead of once per drop; the fixed
+        point, and so the answer, is the same bit for bit. A pass expands every waiting vertex of
+        the intervals it relaxes; queued levels on a GPU leave vertices beyond the bound to the
+        host; asynchronous passes relax whatever they reach, so an asynchronous traversal runs
+        without buckets (``"auto"`` drops them at its first asynchronous pass, on every rank at
+        once).
         """
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
@@ -130,6 +159,9 @@ class Traversals:
         # While the traversal stays level-synchronous with a constant increment, `level` is the
         # frontier's common value and bottom-up levels are possible; a CEL pass ends that.
         level = self._level_of(state, plus, frontier, execution)
+        near = self._near_far(plus, frontier, execution)
+        if near is not None:
+            frontier = near.take(state)
         unvisited, bottom = g.num_arcs, False  # arcs of vertices not yet reached (Beamer's m_u)
         t = time.perf_counter()
         while frontier.size:
@@ -153,8 +185,16 @@ class Traversals:
                 before, ta = self.stats.as_dict(), time.perf_counter()
                 # While bottom-up levels are possible, stop at a frontier with many arcs to choose.
                 cap = QUEUED_MAX_ARCS if level is not None else 1 << 62
-                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued, cap)
+                # Near-far: a vertex dropping beyond the bound is left marked in `changed` for the
+                # far pile instead of queued, so the device runs the near pile's levels only.
+                bound = np.inf if near is None else near.bound
+                ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued, cap,
+                                                       bound)
                 queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
+                if near is not None:  # the near vertices still queued, the far ones marked
+                    near.add(changed)
+                    near.add_ids(frontier)
+                    frontier = near.take(state)
                 iterations += ran - 1
                 level = _after_levels(level, plus, ran)
                 self.stats.advances += ran
@@ -179,20 +219,32 @@ class Traversals:
                 self._sync()
                 self.stats.record(kind, time.perf_counter() - ta, before, arcs=arcs, clock=self.clock)
             else:
-                active = np.zeros(self._k, dtype=bool)
-                active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
                 cel_passes += 1
                 local = execution == "async" or (execution == "auto" and cel_passes > ASYNC_AFTER_PASSES
                                                  and self.cache.refused > 0)
+                # "auto" turning asynchronous: every waiting vertex from here, no buckets. Whether a
+                # rank turns depends on its own cache, so in a distributed run the ranks drop the
+                # buckets together once any turns (a scalar per pass, only past ASYNC_AFTER_PASSES).
+                if near is not None and execution == "auto" and cel_passes > ASYNC_AFTER_PASSES and \
+                        (local if self.comm.size == 1 else bool(self.comm.allreduce(int(local), "max"))):
+                    frontier, near = near.release(frontier), None
+                active = np.zeros(self._k, dtype=bool)
+                active[self.backend.to_host(xp.unique(frontier // g.interval_size))] = True
+                if near is not None:  # the pass relaxes every arc leaving these intervals
+                    near.expand(active)
                 self._relax_pass(state, plus, changed, active, local, backward)
                 idle = idle + 1 if local and not self.joined else 0
                 if idle >= SWEEP_PATIENCE:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
             self._exchange(self.comm.merge_min, state, changed)
-            frontier = xp.flatnonzero(changed)
+            if near is None:
+                frontier = xp.flatnonzero(changed)
+            else:  # merged state and flags: every rank takes the same near pile
+                near.add(changed)
+                frontier = near.take(state)
             self.report(iterations, int(frontier.size))
-            log.info("iteration %d: %s, %d vertices changed", iterations, kind, int(frontier.size))
+            log.info("iteration %d: %s, next frontier %d vertices", iterations, kind, int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
 
