@@ -60,8 +60,11 @@ def main():
     ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
     ap.add_argument("--work", default=tempfile.gettempdir())
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--width", type=float, help=f"traversal.NEAR_FAR_WIDTH (default {traversal.NEAR_FAR_WIDTH})")
     a = ap.parse_args()
     traversal.WHOLE_TRAVERSAL = False
+    if a.width is not None:
+        traversal.NEAR_FAR_WIDTH = a.width
     rows = []
     print("graph | arcs | setting | near-far | iterations | " + " | ".join(KEYS) + " | seconds")
     for name, G, source in graphs(a):
@@ -91,7 +94,8 @@ def main():
            "near_far_width": traversal.NEAR_FAR_WIDTH, "rows": rows}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"near-far-{a.device}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    suffix = "" if a.width is None else f"-width{a.width:g}"
+    (out / f"near-far-{a.device}{suffix}.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
 if __name__ == "__main__":
