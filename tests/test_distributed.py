@@ -215,6 +215,9 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
         same(local, dist, algo)
         assert all(segments.mapped(a) for a in dist.arrays().values())  # mapped, not sent
         assert dist.stats["handover"] == "direct"  # rank 0 connected to this client itself
+        free = len(pool.free)
+        del dist  # no reference cycle holds it: its segments are free at once, for the next call
+        assert len(pool.free) > free
     # Rank 0 cannot reach the client's listener: the result comes back through dask instead.
     from ooc_graph.runtime import reply
     closed = socket.create_server(("127.0.0.1", 0))

@@ -165,11 +165,14 @@ class Job:
                         for rank, w in enumerate(spec.workers)]
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
         # one that comes before the listener starts waits in the hub).
-        self._wake = threading.Event()
+        # (Nothing here refers back to the job: a dropped job and its result go at once, and a
+        # result's shared-memory segments back to the pool for the next call.)
+        self._wake = wake = threading.Event()
+        futures = self.futures
         self._listener = None if spec.reply_to is None else \
-            _reply.Listener(spec.reply_key, self._wake, lambda: all(f.done() for f in self.futures))
-        for f in self.futures:
-            f.add_done_callback(lambda _: self._wake.set())
+            _reply.Listener(spec.reply_key, wake, lambda: all(f.done() for f in futures))
+        for f in futures:
+            f.add_done_callback(lambda _: wake.set())
 
     def __repr__(self):
         return f"<ooc_graph.Job {self.id} on {len(self.spec.workers)} workers: {self.status()}>"

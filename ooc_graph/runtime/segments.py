@@ -51,12 +51,14 @@ class SharedArray:
         return pool().load(self)
 
 
-def _map(path: str, size: int | None = None):
-    """``(mmap, inode)`` of a segment, its pages mapped up front."""
+def _map(path: str, populate: bool = False):
+    """``(mmap, inode)`` of a segment; ``populate``: its pages mapped up front (for a segment
+    whose pages exist: a fresh one is faulted in by several threads, engine/hostbuf.py)."""
     fd = os.open(path, os.O_RDWR)
     try:
         st = os.fstat(fd)
-        mm = mmap.mmap(fd, size or st.st_size, mmap.MAP_SHARED | _POPULATE, mmap.PROT_READ | mmap.PROT_WRITE)
+        mm = mmap.mmap(fd, st.st_size, mmap.MAP_SHARED | (_POPULATE if populate else 0),
+                       mmap.PROT_READ | mmap.PROT_WRITE)
         return mm, st.st_ino
     finally:
         os.close(fd)
@@ -174,17 +176,19 @@ _MAPS: dict = {}  # path -> [mmap, inode, page-locked pointer or None]
 _MAPS_LOCK = threading.Lock()
 
 
-def _mapping(path: str, lock_pages: bool):
-    """This worker's mapping of a segment (made once, kept while the segment exists)."""
+def _mapping(path: str, lock_pages: bool, fresh: bool):
+    """This worker's mapping of a segment (made once, kept while the segment exists). A segment
+    is page-locked when it is used again: locking pins every page, which for a ``fresh`` one
+    would mean faulting it in on one thread (measured slower than the pool it replaces)."""
     with _MAPS_LOCK:
         entry = _MAPS.get(path)
         if entry is not None and (not os.path.exists(path) or os.stat(path).st_ino != entry[1]):
             _drop(path)
             entry = None
         if entry is None:
-            mm, inode = _map(path)
+            mm, inode = _map(path, populate=not fresh)
             entry = _MAPS[path] = [mm, inode, None]
-        if lock_pages and entry[2] is None:
+        if lock_pages and not fresh and entry[2] is None:
             entry[2] = _page_lock(entry[0])
         return entry[0]
 
@@ -233,6 +237,7 @@ def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
         shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
         need = max(int(np.prod(shape)) * dtype.itemsize, 1)
         fit = next((i for i, (_, size) in enumerate(free) if need <= size <= FIT * need + (1 << 20)), None)
+        fresh = fit is None
         if fit is not None:
             path = free.pop(fit)[0]
         else:
@@ -244,7 +249,7 @@ def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
             finally:
                 os.close(fd)
         count[0] += 1
-        array = _view(_mapping(path, lock_pages), dtype, shape)
+        array = _view(_mapping(path, lock_pages, fresh), dtype, shape)
         made[array.ctypes.data] = SharedArray(path, dtype.str, shape)
         return array
 
