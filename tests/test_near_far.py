@@ -252,6 +252,7 @@ def test_streamed_passes_with_buckets_and_after_them(tmp_path, monkeypatch, exec
     monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
     monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
     monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 30)
+    monkeypatch.setattr(traversal, "NEAR_FAR_WIDTH", 32)  # narrow enough that the bound is raised
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, seed=5, interval_size=16, chunk_arcs=32,
                                 progress=False)
     whole = ooc_graph.sssp(G, 610, device="cpu")

@@ -52,10 +52,12 @@ BOTTOM_UP_ALPHA = 14
 BOTTOM_UP_BETA = 24
 # Near-far buckets for arc weights (Davidson et al., IPDPS'14, Gunrock's SSSP): each iteration
 # expands only the changed vertices within the bound; False: every changed vertex, each iteration.
-# The bucket width is NEAR_FAR_WIDTH x a typical weight / the mean out-degree (the paper's rule,
-# with the warp width 32 as NEAR_FAR_WIDTH; see nearfar.near_far_delta).
+# The bucket width is NEAR_FAR_WIDTH x a typical weight / the mean out-degree (the paper's rule;
+# see nearfar.near_far_delta). 128, measured on an H200 (benchmarks/RESULTS.md, near-far): NY
+# in memory 83 ms at 32 (50 bound raises, each a look from the host), 54 ms at 128 (13), 139 ms
+# without buckets; the 300x300 grid 59 / 40 ms (15 ms without: its levels queue on the device).
 NEAR_FAR = True
-NEAR_FAR_WIDTH = 32
+NEAR_FAR_WIDTH = 128
 
 
 class Traversals:
