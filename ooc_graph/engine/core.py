@@ -38,11 +38,6 @@ class Sums:
     def __init__(self, device, host, event=None):
         self.device, self._host, self._event = device, host, event
 
-    @property
-    def ready(self) -> bool:
-        """Whether :meth:`host` returns without waiting for the device."""
-        return self._event is None
-
     def host(self) -> np.ndarray:
         if self._event is not None:
             self._event.synchronize()
@@ -169,18 +164,24 @@ class Engine(Traversals, ChunkStream):
         ``wait=False``: the next :meth:`sum_over_workers` waits for it (one wait per iteration)."""
         self._exchange(lambda a: self.comm.gather_owned(a, wait=wait), x)
 
+    @property
+    def sums_arrive_late(self) -> bool:
+        """Whether :meth:`sum_over_workers` with ``wait=False`` leaves device sums on their way to
+        the host (one GPU process): an algorithm can queue its next step before looking."""
+        return self.comm.size == 1 and self.backend.xp is not np
+
     def sum_over_workers(self, values, *, wait: bool = True):
         """Small per-worker partial sums (host values or a backend array) added up over the
         workers, as a host array: the iteration's one wait for the device. In a distributed run
         the workers also agree here on whether to stop (the next :meth:`report` needs no
         collective of its own), and it waits for exchanges queued before it.
 
-        ``wait=False`` returns :class:`Sums` instead: on one GPU the sums are then still on their
-        way to the host (``Sums.ready`` False) while the host queues the next iteration; in a
-        distributed run or on the CPU they have arrived."""
+        ``wait=False`` returns :class:`Sums` instead: where :attr:`sums_arrive_late` they are
+        then still on their way to the host while the host queues the next iteration; elsewhere
+        they have arrived."""
         xp = self.backend.xp
         if not wait:
-            if self.comm.size == 1 and xp is not np and isinstance(values, xp.ndarray):
+            if self.sums_arrive_late and isinstance(values, xp.ndarray):
                 return Sums(values, *self.backend.kernels.to_host_later(values))
             return Sums(values, self.sum_over_workers(values))
         if self.comm.size == 1:

@@ -68,12 +68,13 @@ class NearFar:
         self.pending[near] = 0
         return near
 
-    def add(self, changed) -> None:
-        """Vertices whose state dropped (a uint8 mask) wait to be expanded."""
+    def next(self, state, changed, queued=None):
+        """The next frontier (:meth:`take`) after an iteration: the vertices whose state dropped
+        (``changed``, a uint8 mask) and those ``queued`` ids still to expand wait first."""
         self.pending |= changed
-
-    def add_ids(self, ids) -> None:
-        self.pending[ids] = 1
+        if queued is not None:
+            self.pending[queued] = 1
+        return self.take(state)
 
     def expand(self, active: np.ndarray) -> None:
         """An edge-centric pass relaxed every arc leaving the ``active`` intervals (host bools):

@@ -194,9 +194,7 @@ class Traversals:
                                                        bound)
                 queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
                 if near is not None:  # the near vertices still queued, the far ones marked
-                    near.add(changed)
-                    near.add_ids(frontier)
-                    frontier = near.take(state)
+                    frontier = near.next(state, changed, frontier)
                 iterations += ran - 1
                 level = _after_levels(level, plus, ran)
                 self.stats.advances += ran
@@ -243,8 +241,7 @@ class Traversals:
             if near is None:
                 frontier = xp.flatnonzero(changed)
             else:  # merged state and flags: every rank takes the same near pile
-                near.add(changed)
-                frontier = near.take(state)
+                frontier = near.next(state, changed)
             self.report(iterations, int(frontier.size))
             log.info("iteration %d: %s, next frontier %d vertices", iterations, kind, int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t

@@ -182,7 +182,7 @@ def _mapping(path: str, lock_pages: bool, fresh: bool):
     would mean faulting it in on one thread (measured slower than the pool it replaces)."""
     with _MAPS_LOCK:
         entry = _MAPS.get(path)
-        if entry is not None and (not os.path.exists(path) or os.stat(path).st_ino != entry[1]):
+        if entry is not None and _gone(path, entry):
             _drop(path)
             entry = None
         if entry is None:
@@ -191,6 +191,14 @@ def _mapping(path: str, lock_pages: bool, fresh: bool):
         if lock_pages and not fresh and entry[2] is None:
             entry[2] = _page_lock(entry[0])
         return entry[0]
+
+
+def _gone(path: str, entry) -> bool:
+    """Whether a kept mapping's segment has been removed (or replaced by another file)."""
+    try:
+        return os.stat(path).st_ino != entry[1]
+    except FileNotFoundError:
+        return True
 
 
 def _page_lock(mm):
@@ -221,7 +229,7 @@ def _drop(path: str) -> None:
 def prune() -> None:
     """Forget the mappings of segments that are gone (their clients dropped or removed them)."""
     with _MAPS_LOCK:
-        for path in [p for p, e in _MAPS.items() if not os.path.exists(p) or os.stat(p).st_ino != e[1]]:
+        for path in [p for p, e in _MAPS.items() if _gone(p, e)]:
             _drop(path)
 
 
