@@ -360,6 +360,24 @@ def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
 
 
 @pytest.mark.multigpu
+@pytest.mark.parametrize("seed", range(3))
+def test_pagerank_on_two_gpus_looking_late_stops_where_one_stops(tmp_path, seed):
+    """NCCL ranks queue PageRank's next step before looking at the all-reduced sums: iterations,
+    convergence and values are one GPU's, whether tol or max_iter ends the run."""
+    rng = np.random.default_rng(70 + seed)
+    n = int(rng.integers(100, 3000))
+    src, dst, _ = random_edges(rng, n=n, m=int(rng.integers(n, 8 * n)))
+    G = ooc_graph.convert((src, dst), tmp_path / "g.h5", directed=seed != 1, num_vertices=n, interval_size=128,
+                          chunk_arcs=2048, progress=False)
+    for kw in ({"tol": 1e-6}, {"tol": 1e-11, "max_iter": 1000}, {"tol": 1e-12, "max_iter": 7}, {"max_iter": 1},
+               {"mode": "graphalytics", "max_iter": 5}):
+        one = ooc_graph.pagerank(G, device="gpu", **kw)
+        two = ooc_graph.pagerank(G, gpus=[0, 1], **kw)
+        assert (two.iterations, two.converged) == (one.iterations, one.converged), kw
+        assert np.abs(one.values - two.values).sum() <= 1e-12, kw
+
+
+@pytest.mark.multigpu
 def test_a_graph_too_big_for_one_gpu_budget_fits_two(tmp_path):
     """Per-GPU budgets that make one GPU stream every pass hold each half in memory on two."""
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 16, seed=3, directed=True, chunk_arcs=1 << 16,

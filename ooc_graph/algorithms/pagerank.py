@@ -100,15 +100,20 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     lo, hi = eng.owned
     mine = slice(lo, hi)
     p_mine = p if np.isscalar(p) else p[mine]
-    # On one GPU the host looks at each step's sums one step late: it queues step i + 1 (into a
-    # second x, reading step i's dangling sum on the device) before waiting for step i's L1
-    # change, so the device never idles while the host decides. Where step i has converged,
-    # step i + 1 is dropped: the answer and the iteration count are those of looking at once.
+    # On a GPU (alone, or with NCCL among the ranks) the host looks at each step's sums one step
+    # late: it queues step i + 1 (into a second x, reading step i's dangling sum on the device)
+    # before waiting for step i's L1 change, so the device never idles while the host decides.
+    # Where step i has converged, step i + 1 is dropped: the answer and the iteration count are
+    # those of looking at once. Where the changes so far say step i will probably converge, the
+    # host looks at it before queuing more (a wasted step costs a pass, a wrong guess a pause).
     ahead = eng.sums_arrive_late
     spare = xp.empty_like(x) if ahead else x
 
+    seen = []  # the L1 changes looked at so far
+
     def look(i, sums) -> bool:
         err = float(sums.host()[0])
+        seen.append(err)
         eng.report(i, err)
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", i, err, tol)
         return mode == "networkx" and err < tol
@@ -134,6 +139,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
             x, it, converged = spare, it - 1, True  # step it - 1 had converged
             break
         late = (it, now)
+        if mode == "networkx" and _probably_last(seen, tol):  # look now: a step queued next would be dropped
+            converged, late = look(*late), None
     if ahead and late is not None and not converged:  # the last step, stopped by max_iter
         converged = look(*late)
     eng.gather(x)
@@ -142,6 +149,15 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
               "personalized": personalization is not None, "weight": weight}
     return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x))
+
+
+def _probably_last(seen, tol: float) -> bool:
+    """Whether the step after the last one looked at will probably change x by less than
+    ``tol``: the last change times the last ratio of changes (they shrink about geometrically),
+    with a margin of a quarter."""
+    if len(seen) < 2 or not seen[-2] > 0:
+        return False
+    return seen[-1] * min(1.0, seen[-1] / seen[-2]) < 1.25 * tol
 
 
 def _personalization(g, personalization) -> np.ndarray:

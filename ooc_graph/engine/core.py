@@ -33,16 +33,23 @@ log = logging.getLogger("ooc_graph.engine")
 
 class Sums:
     """Sums of an iteration (:meth:`Engine.sum_over_workers` with ``wait=False``): ``device`` as
-    computed (kernels queued later may read them), :meth:`host` the host array once it is there."""
+    computed (kernels queued later may read them), :meth:`host` the host array once it is there.
+    In a distributed run the host array ends with the ranks' stop flag, handed to ``agreed``."""
 
-    def __init__(self, device, host, event=None):
+    def __init__(self, device, host, event=None, wait=None, agreed=None):
         self.device, self._host, self._event = device, host, event
+        self._wait, self._agreed = wait, agreed
 
     def host(self) -> np.ndarray:
         if self._event is not None:
-            self._event.synchronize()
+            (self._wait or type(self._event).synchronize)(self._event)
             self._event = None
-        return np.asarray(self._host, np.float64)
+        host = np.asarray(self._host, np.float64)
+        if self._agreed is None:
+            return host
+        self._agreed(bool(host[-1] > 0))
+        self._agreed = None
+        return host[:-1]
 
 
 class Engine(Traversals, ChunkStream):
@@ -167,8 +174,9 @@ class Engine(Traversals, ChunkStream):
     @property
     def sums_arrive_late(self) -> bool:
         """Whether :meth:`sum_over_workers` with ``wait=False`` leaves device sums on their way to
-        the host (one GPU process): an algorithm can queue its next step before looking."""
-        return self.comm.size == 1 and self.backend.xp is not np
+        the host (a GPU, alone or with NCCL among the ranks): an algorithm can queue its next step
+        before looking."""
+        return self.backend.xp is not np and self.comm.queues_on_device
 
     def sum_over_workers(self, values, *, wait: bool = True):
         """Small per-worker partial sums (host values or a backend array) added up over the
@@ -181,19 +189,33 @@ class Engine(Traversals, ChunkStream):
         they have arrived."""
         xp = self.backend.xp
         if not wait:
-            if self.sums_arrive_late and isinstance(values, xp.ndarray):
+            if not (self.sums_arrive_late and isinstance(values, xp.ndarray)):
+                return Sums(values, self.sum_over_workers(values))
+            if self.comm.size == 1:
                 return Sums(values, *self.backend.kernels.to_host_later(values))
-            return Sums(values, self.sum_over_workers(values))
+            buf = self._with_stop_flag(values)
+            self.comm.allreduce_array(buf, "sum", wait=False)
+            return Sums(buf[:-1], *self.backend.kernels.to_host_later(buf), wait=self.comm.wait_for,
+                        agreed=self._agree_stop)
         if self.comm.size == 1:
             on_host = xp is np or isinstance(values, (np.ndarray, list, tuple, float, int))
             return np.asarray(values if on_host else self.backend.to_host(values), np.float64)
+        buf = self._with_stop_flag(values)
+        self.comm.allreduce_array(buf, "sum")
+        host = np.asarray(self.backend.to_host(buf), np.float64)
+        self._agree_stop(bool(host[-1] > 0))
+        return host[:-1]
+
+    def _with_stop_flag(self, values):
+        """``values`` and this rank's stop request, in one float64 array of the backend."""
+        xp = self.backend.xp
         buf = xp.empty(len(values) + 1, dtype=np.float64)
         buf[:-1] = xp.asarray(values, dtype=np.float64)
         buf[-1] = float(self._stop_requested())
-        self.comm.allreduce_array(buf, "sum")
-        host = np.asarray(self.backend.to_host(buf), np.float64)
-        self._stop_agreed = bool(host[-1] > 0)
-        return host[:-1]
+        return buf
+
+    def _agree_stop(self, stop: bool) -> None:
+        self._stop_agreed = stop
 
     # -- operators ------------------------------------------------------------------------------
     def pull_sum(self, x, *, out=None, gather: bool = True):

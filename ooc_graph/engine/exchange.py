@@ -22,6 +22,9 @@ class Comm:
     rank = 0
     size = 1
     ranges: list = [(0, 0)]
+    # Whether allreduce_array(wait=False) queues the collective on the device's stream behind
+    # the work queued so far (NCCL), so that the host may look at its result later.
+    queues_on_device = False
 
     @property
     def owned(self) -> tuple:
@@ -46,9 +49,15 @@ class Comm:
         (``sum``, ``max``, ``min``)."""
         return value
 
-    def allreduce_array(self, x, op: str = "sum") -> None:
+    def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:
         """``x`` (a small float64 array of the backend) combined over ranks with ``op``, in
-        place; returns once it, and every transfer queued before it, is done."""
+        place; returns once it, and every transfer queued before it, is done. ``wait=False``,
+        where :attr:`queues_on_device`: only queued; :meth:`wait_for` an event recorded after it."""
+
+    def wait_for(self, event) -> None:
+        """Wait for a device event recorded behind queued collectives (watching the peers, so
+        that a lost one fails the job instead of hanging it)."""
+        event.synchronize()
 
     def barrier(self) -> None:
         """Return once every rank has called it."""
@@ -61,6 +70,8 @@ class Comm:
 
 class LocalComm(Comm):
     """One process: nothing to exchange."""
+
+    queues_on_device = True  # nothing to queue
 
     def __init__(self, num_vertices: int = 0):
         self.ranges = [(0, num_vertices)]

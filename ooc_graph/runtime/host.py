@@ -66,7 +66,7 @@ class HostComm(Comm):
             return result
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
-    def allreduce_array(self, x, op: str = "sum") -> None:
+    def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:  # always waits
         x[...] = self.allreduce(np.asarray(x), op)
 
     def barrier(self) -> None:

@@ -62,6 +62,8 @@ def drop(key: tuple, abort: bool = False) -> None:
 class NcclComm(Comm):
     """Collectives for a job whose workers each drive one GPU."""
 
+    queues_on_device = True
+
     def __init__(self, mesh: Mesh, ranges: list, key: tuple):
         self.mesh, self.rank, self.size, self.key = mesh, mesh.rank, mesh.size, key
         self.ranges = [tuple(map(int, r)) for r in ranges]
@@ -69,11 +71,12 @@ class NcclComm(Comm):
         self._count = cp.zeros(1, dtype=np.int64)
         self._counts = cp.zeros(self.size, dtype=np.int64)
 
-    def _wait(self) -> None:
-        """Wait for the collectives queued on the current stream, watching the peers."""
-        stream = cp.cuda.get_current_stream()
+    def _wait(self, until=None) -> None:
+        """Wait for the collectives queued on the current stream (or ``until``, an event recorded
+        behind some of them), watching the peers."""
+        until = cp.cuda.get_current_stream() if until is None else until
         start = last_check = time.monotonic()
-        while not stream.done:
+        while not until.done:
             now = time.monotonic()
             if now - last_check > CHECK_SECONDS:
                 last_check = now
@@ -152,10 +155,14 @@ class NcclComm(Comm):
             return result
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
-    def allreduce_array(self, x, op: str = "sum") -> None:
+    def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:
         stream = cp.cuda.get_current_stream().ptr
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], stream)
-        self._wait()
+        if wait:
+            self._wait()
+
+    def wait_for(self, event) -> None:
+        self._wait(event)
 
     def barrier(self) -> None:
         self.allreduce(0)
