@@ -6,6 +6,8 @@ import gc
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -267,6 +269,25 @@ def test_workers_keyword_starts_a_local_cluster(tmp_path):
         ooc_graph.wcc(G, workers=2, device="gpu")
     with pytest.raises(ParameterError, match="one of"):
         ooc_graph.wcc(G, workers=2, gpus=[0])
+
+
+def test_a_script_with_workers_exits_quietly(tmp_path):
+    """A script's last calls may end before dask hears of their tasks: the cluster closing at exit
+    then finishes them, and nothing may be printed about it (their callbacks once ran on a thread
+    pool already shut down, one traceback each)."""
+    script = tmp_path / "s.py"
+    script.write_text(f"""
+import numpy as np, ooc_graph
+if __name__ == "__main__":
+    G = ooc_graph.convert(np.random.default_rng(1).integers(0, 500, (3000, 2)), {str(tmp_path / "g.h5")!r},
+                          progress=False)
+    for _ in range(12):
+        r = ooc_graph.wcc(G, workers=2)
+    print("done", r.stats["handover"])
+""")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and "done direct" in r.stdout, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "Error" not in r.stderr, r.stderr[-2000:]
 
 
 def test_bad_parameters_fail_before_or_like_a_local_call(client, tmp_path):

@@ -24,6 +24,7 @@ def test_example_runs(script, args, expect, tmp_path):
                        text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert expect in r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]  # nothing at exit either (clusters closing)
 
 
 @pytest.mark.parametrize("script", ["dask_cluster.py", "friendster.py", "twitter.py", "edge_map_algorithm.py"])

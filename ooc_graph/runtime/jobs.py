@@ -1,8 +1,8 @@
 """Submitting a job to a dask cluster, and the handle that follows it.
 
-``submit(client, "pagerank", "g.h5", alpha=0.85)`` returns a :class:`Job` at once: two tasks per
-worker are queued (open the mesh, then run the rank; the second waits on every worker's first),
-and the call never waits on the cluster. ``job.progress()``, ``job.status()``, ``job.result()``
+``submit(client, "pagerank", "g.h5", alpha=0.85)`` returns a :class:`Job` at once: one task per
+worker is queued (it opens the job's mesh with the others, then runs its rank), all in one
+message to the scheduler, and the call never waits on the cluster. ``job.progress()``, ``job.status()``, ``job.result()``
 and ``job.cancel()`` follow it. A worker that dies or fails makes the job fail promptly with a
 :class:`~ooc_graph.errors.JobError` naming the job and the worker.
 """
@@ -146,6 +146,18 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     return Job(client, spec, graph if hasattr(graph, "path") else None)
 
 
+def _submit_ranks(client, spec, addresses) -> list:
+    """One task per worker, each held to its worker, sent to the scheduler in one message (one
+    ``client.submit`` each, the client's batched stream held every task after the first for its
+    10 ms interval, and the ranks waited for the last one)."""
+    import dask
+    n = len(spec.workers)
+    keys = [f"ooc-graph-{spec.job_id}-{rank}" for rank in range(n)]
+    where = dict(zip(keys, spec.workers))
+    with dask.annotate(workers=lambda key: [where[key]], allow_other_workers=False):
+        return client.map(_worker.run_rank, [spec] * n, range(n), [addresses] * n, key=keys, pure=False)
+
+
 class Job:
     """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed`` or
     ``cancelled``; ``progress()`` the latest iteration and convergence measure; ``result()``
@@ -159,10 +171,8 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
-        addresses = hub_addresses(client, spec.workers)
-        self.futures = [client.submit(_worker.run_rank, spec, rank, addresses, workers=[w], pure=False,
-                                      allow_other_workers=False, key=f"ooc-graph-{self.id}-{rank}")
-                        for rank, w in enumerate(spec.workers)]
+        self.futures = _submit_ranks(client, spec, hub_addresses(client, spec.workers))
+        self._sent = (time.perf_counter(), time.time())  # when the tasks left, by both clocks
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
         # one that comes before the listener starts waits in the hub).
         # (Nothing here refers back to the job: a dropped job and its result go at once, and a
@@ -171,8 +181,9 @@ class Job:
         futures = self.futures
         self._listener = None if spec.reply_to is None else \
             _reply.Listener(spec.reply_key, wake, lambda: all(f.done() for f in futures))
-        for f in futures:
-            f.add_done_callback(lambda _: wake.set())
+        from distributed.client import done_callback
+        for f in futures:  # on the client's event loop (add_done_callback's thread pool is shut
+            client.loop.add_callback(done_callback, f, lambda _: wake.set())  # down before exit)
 
     def __repr__(self):
         return f"<ooc_graph.Job {self.id} on {len(self.spec.workers)} workers: {self.status()}>"
@@ -245,6 +256,7 @@ class Job:
         if self._error is not None:
             raise self._error
         deadline = None if timeout is None else time.monotonic() + timeout
+        next_poll = time.monotonic() + POLL_SECONDS  # the scheduler was asked for workers at submission
         while True:
             # A rank that fails makes the others fail at once (their mesh closes), so waiting
             # for all of them returns promptly; a dead worker's rank never returns: the poll
@@ -260,9 +272,11 @@ class Job:
                 break
             if self._cancelled:
                 self._fail(JobCancelled(self.id))
-            gone = self._workers_gone()
-            if gone:
-                self._fail(JobError(f"worker {', '.join(gone)} died"), gone[0])
+            if time.monotonic() >= next_poll:  # a scheduler round trip: not on every wake
+                next_poll = time.monotonic() + POLL_SECONDS
+                gone = self._workers_gone()
+                if gone:
+                    self._fail(JobError(f"worker {', '.join(gone)} died"), gone[0])
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {self.id} did not finish within {timeout} s")
             self._wake.wait(POLL_SECONDS)
@@ -274,7 +288,11 @@ class Job:
         # how rank 0's result came: its own connection to this client, or dask's task result
         self._result.stats["handover"] = "direct" if self._listener is not None and parts is self._listener.parts \
             else "dask"
-        self._result.stats["client_timing"] = {"finished": finished - self.t0, "gathered": gathered - self.t0,
+        # seconds since the call began (the ranks' start by the wall clock: a client on their host)
+        sent, sent_wall = self._sent
+        started = [r["started"] - sent_wall + sent - self.t0 for r in self._result.stats["ranks"]]
+        self._result.stats["client_timing"] = {"submitted": sent - self.t0, "ranks_started": started,
+                                               "finished": finished - self.t0, "gathered": gathered - self.t0,
                                                "combined": time.perf_counter() - self.t0}
         return self._result
 

@@ -114,7 +114,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
     in host memory); every rank returns its run statistics."""
     from ooc_graph.algorithms import ALGORITHMS
 
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     size = len(addresses)
     m = _mesh.Mesh(spec.job_id, rank, addresses, _hub(), names=spec.workers,
                    abort=lambda: spec.job_id in _CANCELLED)
@@ -163,7 +163,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
                    "seconds": result.seconds, "saved": where,
-                   "timing": dict(timing, total=time.perf_counter() - t0)}
+                   "timing": dict(timing, total=time.perf_counter() - t0), "started": started}
         if rank == 0:
             _progress(spec.job_id, state="finished")
         if shared and spec.reply_to is not None:  # the client is on this host: hand it over directly
