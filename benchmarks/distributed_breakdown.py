@@ -2,6 +2,7 @@
 
     NCCL_NVLS_ENABLE=0 python3 benchmarks/distributed_breakdown.py 24        # R-MAT-24, BFS and PageRank
     python3 benchmarks/distributed_breakdown.py 14 cpu                      # the same on 2 CPU workers
+    python3 benchmarks/distributed_breakdown.py 26 /tmp/rmat26.h5           # a store already made
 
 The engine's methods (and the NCCL collectives) are wrapped, in this process and in every dask
 worker, with device synchronisations before and after, and their calls and milliseconds are
@@ -74,10 +75,14 @@ if __name__ == "__main__":
     from ooc_graph import runtime
     from ooc_graph.runtime.cluster import local_gpu_client
     scale = int(sys.argv[1])
-    G = ooc_graph.generate.rmat(f"/tmp/p{scale}.h5", scale, 16, seed=1, directed=True, progress=False, overwrite=True,
-                                memory="64GB", drop_self_loops=True)
+    cpu = "cpu" in sys.argv[2:]
+    store = next((a for a in sys.argv[2:] if a.endswith(".h5")), None)  # an existing store instead
+    if store:
+        G = ooc_graph.open(store)
+    else:
+        G = ooc_graph.generate.rmat(f"/tmp/p{scale}.h5", scale, 16, seed=1, directed=True, progress=False,
+                                    overwrite=True, memory="64GB", drop_self_loops=True)
     s = int(np.argmax(G.out_degree))
-    cpu = len(sys.argv) > 2 and sys.argv[2] == "cpu"
     from ooc_graph.runtime.cluster import local_cpu_client
     client = local_cpu_client(2) if cpu else local_gpu_client([0, 1])
     dev = "cpu" if cpu else "gpu"
@@ -100,7 +105,8 @@ if __name__ == "__main__":
                 print("   ", json.dumps(take()))
                 print("    passes:", [(p["kind"], round(p["seconds"] * 1e3, 2)) for p in r.stats["per_pass"]][:12])
             else:
-                print("    client", json.dumps({k: round(v * 1e3, 1) for k, v in r.stats["client_timing"].items()}))
+                print("    client", json.dumps({k: np.round(np.multiply(v, 1e3), 1).tolist()
+                                                    for k, v in r.stats["client_timing"].items()}))
                 for rk in r.stats["ranks"]:
                     print(f"    rank {rk['rank']} timing", json.dumps({k: round(v * 1e3, 1) for k, v in rk["timing"].items()}))
                 for addr, got in client.run(take).items():
