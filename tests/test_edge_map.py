@@ -189,7 +189,9 @@ _DRIVER = r"""
 extern "C" void run(const int* s, const int* d, const {w}* w, const {xs}* xs, const {xd}* xd, const {y}* y,
                     const unsigned char* active, int use_active, {out}* out, long long m) {{
     blockDim.x = 1; threadIdx.x = 0;
-    for (long long i = 0; i < m; ++i) {{ blockIdx.x = (unsigned)i; {name}(s, d, w, xs, xd, y, active, use_active, out, m); }}
+    for (long long i = 0; i < m; ++i) {{
+        blockIdx.x = (unsigned)i; {name}(s, d, w, xs, xd, y, active, use_active, out, m);
+    }}
 }}
 """
 
