@@ -1,5 +1,6 @@
 """The general edge operator on the CPU (NumPy): ``out[v] = monoid(out[v], f(x[u], x_dst[v], w))``
-over a batch's arcs, ``f`` an expression tree of :mod:`ooc_graph.engine.expression`. Re-exported
+over a batch's arcs (``f`` may also read ``y[u]`` and ``y[v]`` of a second per-vertex array ``y``
+as ``y_src`` and ``y_dst``), ``f`` an expression tree of :mod:`ooc_graph.engine.expression`. Re-exported
 by :mod:`.cpu`, whose batches (CSR by destination) these take."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ _SRC_W = (("bin", "*", ("var", "src"), ("var", "w")), ("bin", "*", ("var", "w"),
 
 def evaluate(tree, env: dict, xp=np):
     """The value of an expression tree (:mod:`ooc_graph.engine.expression`) over the arrays or
-    scalars in ``env`` (``src``, ``dst``, ``w``), with the array module ``xp``."""
+    scalars in ``env`` (``src``, ``dst``, ``w``, ``y_src``, ``y_dst``), with the array module ``xp``."""
     kind = tree[0]
     if kind == "var":
         return env[tree[1]]
@@ -48,14 +49,24 @@ def evaluate(tree, env: dict, xp=np):
     raise ValueError(f"unknown expression node {kind!r}")  # the parser admits no other
 
 
-def _arc_values(batch: "cpu.Batch", tree, xs, xd):
+def _reads(tree, name: str) -> bool:
+    if tree[0] == "var":
+        return tree[1] == name
+    return any(_reads(t, name) for t in tree[1:] if isinstance(t, tuple))
+
+
+def _arc_values(batch: "cpu.Batch", tree, xs, xd, y=None):
     """``f`` of every arc of the batch, in CSR order (float64 unless f is boolean or integral)."""
     m = batch.matrix
     env = {"w": 1.0 if batch.weight is None else batch.weight}
-    if "src" in repr(tree):
+    if _reads(tree, "src"):
         env["src"] = xs[m.indices]
-    if "dst" in repr(tree):
+    if _reads(tree, "dst"):
         env["dst"] = np.repeat(xd[batch.rows + batch.dst_lo], np.diff(m.indptr))
+    if _reads(tree, "y_src"):
+        env["y_src"] = y[m.indices]
+    if _reads(tree, "y_dst"):
+        env["y_dst"] = np.repeat(y[batch.rows + batch.dst_lo], np.diff(m.indptr))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         values = evaluate(tree, env)
     return np.broadcast_to(values, (m.nnz,)) if np.ndim(values) == 0 else values
@@ -71,10 +82,11 @@ def _weighted(batch: "cpu.Batch"):
     return wm
 
 
-def edge_combine(batch: "cpu.Batch", tree, monoid: str, xs, xd, active, out) -> None:
-    """``out[v] = monoid(out[v], f(xs[u], xd[v], w))`` over the batch's arcs u→v whose source is
-    active (``active`` a uint8 mask, or None for all). ``monoid``: sum, min, max, or (1 where
-    any ``f`` is non-zero). Sums of ``src`` and ``src * w`` run as a sparse matrix-vector product."""
+def edge_combine(batch: "cpu.Batch", tree, monoid: str, xs, xd, active, out, y=None) -> None:
+    """``out[v] = monoid(out[v], f(xs[u], xd[v], w, y[u], y[v]))`` over the batch's arcs u→v whose
+    source is active (``active`` a uint8 mask, or None for all). ``monoid``: sum, min, max, or (1
+    where any ``f`` is non-zero). Sums of ``src`` and ``src * w`` run as a sparse matrix-vector
+    product."""
     if not batch.num_arcs:
         return
     idx = batch.rows + batch.dst_lo
@@ -89,7 +101,7 @@ def edge_combine(batch: "cpu.Batch", tree, monoid: str, xs, xd, active, out) -> 
             else:
                 out[idx] += product
             return
-    values = _arc_values(batch, tree, xs, xd)
+    values = _arc_values(batch, tree, xs, xd, y)
     if monoid == "or":
         values = values != 0
     elif values.dtype == bool:
@@ -117,10 +129,10 @@ def _identity(monoid: str, dtype):
     return {"min": True}.get(monoid, False)
 
 
-def edge_values(batch: "cpu.Batch", tree, xs, xd, active):
-    """``(destination, f(xs[u], xd[v], w))`` of every arc u→v of the batch whose source is
-    active: int64 ids and float64 values."""
-    values = np.asarray(_arc_values(batch, tree, xs, xd), dtype=np.float64)
+def edge_values(batch: "cpu.Batch", tree, xs, xd, active, y=None):
+    """``(destination, f(xs[u], xd[v], w, y[u], y[v]))`` of every arc u→v of the batch whose
+    source is active: int64 ids and float64 values."""
+    values = np.asarray(_arc_values(batch, tree, xs, xd, y), dtype=np.float64)
     dst = batch.dst()
     if active is not None:
         keep = active[batch.matrix.indices].astype(bool)

@@ -3,7 +3,8 @@
 Pure Python (no CuPy): :mod:`.gpu` compiles what :func:`kernel_source` returns with
 ``cupy.RawKernel``, memoised per device, and the CPU tests compile the same text with a C++
 compiler and a small shim to check it. One kernel per (expression, dtypes, monoid): one thread
-per arc reads ``xs[src]``, ``xd[dst]`` and the weight, evaluates ``f`` in double precision and
+per arc reads ``xs[src]``, ``xd[dst]``, the weight (and ``y[src]``, ``y[dst]`` where ``f`` reads
+``y_src`` or ``y_dst``), evaluates ``f`` in double precision and
 combines it into ``out[dst]`` with an atomic of the monoid:
 
 - ``sum``: ``atomicAdd`` (double, float, int; 64-bit integers through unsigned long long),
@@ -77,7 +78,8 @@ __device__ __forceinline__ void ooc_atomic_add(long long* p, long long v) {
 
 
 def c_expression(tree) -> str:
-    """The C expression (double precision) of an expression tree over ``src``, ``dst``, ``w``."""
+    """The C expression (double precision) of an expression tree over ``src``, ``dst``, ``w``,
+    ``y_src`` and ``y_dst``."""
     kind = tree[0]
     if kind == "var":
         return tree[1]
@@ -115,19 +117,21 @@ def _uses(tree, name) -> bool:
     return any(_uses(t, name) for t in tree[1:] if isinstance(t, tuple))
 
 
-def kernel_source(tree, xs_dtype, xd_dtype, w_dtype, out_dtype, monoid: str):
+def kernel_source(tree, xs_dtype, xd_dtype, w_dtype, out_dtype, monoid: str, y_dtype=None):
     """``(name, source)`` of the kernel for one expression, operand types and monoid. ``w_dtype``
-    None: an unweighted graph (``w`` is 1). The kernel's parameters are
-    ``(int src[m], int dst[m], W w[m], XS xs[], XD xd[], unsigned char active[], int use_active,
-    OUT out[], long long m)``; with ``use_active`` 0 every arc counts, else arcs whose source has
-    ``active[src] != 0``."""
+    None: an unweighted graph (``w`` is 1); ``y_dtype`` None: no second vertex array (read as
+    ``double``, never read). The kernel's parameters are
+    ``(int src[m], int dst[m], W w[m], XS xs[], XD xd[], Y y[], unsigned char active[],
+    int use_active, OUT out[], long long m)``; with ``use_active`` 0 every arc counts, else arcs
+    whose source has ``active[src] != 0``."""
     if monoid not in MONOIDS:
         raise ValueError(f"unknown monoid {monoid!r} (valid: {', '.join(MONOIDS)})")
     xs_t, xd_t = CTYPES[np.dtype(xs_dtype)], CTYPES[np.dtype(xd_dtype)]
     out_t = CTYPES[np.dtype(out_dtype)]
     w_t = "double" if w_dtype is None else CTYPES[np.dtype(w_dtype)]
+    y_t = "double" if y_dtype is None else CTYPES[np.dtype(y_dtype)]
     expr = c_expression(tree)
-    key = repr((tree, xs_t, xd_t, None if w_dtype is None else w_t, out_t, monoid))
+    key = repr((tree, xs_t, xd_t, None if w_dtype is None else w_t, out_t, monoid, y_t))
     name = f"ooc_graph_edge_map_{monoid}_{hashlib.sha1(key.encode()).hexdigest()[:12]}"
     lines = []
     if _uses(tree, "src"):
@@ -136,6 +140,10 @@ def kernel_source(tree, xs_dtype, xd_dtype, w_dtype, out_dtype, monoid: str):
         lines.append("const double dst = (double)xd[v];")
     if _uses(tree, "w"):
         lines.append("const double w = " + ("1.0;" if w_dtype is None else "(double)arc_w[i];"))
+    if _uses(tree, "y_src"):
+        lines.append("const double y_src = (double)y[u];")
+    if _uses(tree, "y_dst"):
+        lines.append("const double y_dst = (double)y[v];")
     lines.append(f"const double val = {expr};")
     if monoid == "store":
         lines.append(f"out[i] = ({out_t})val;")
@@ -151,7 +159,8 @@ def kernel_source(tree, xs_dtype, xd_dtype, w_dtype, out_dtype, monoid: str):
     source = f"""{_PRELUDE}
 extern "C" __global__ void {name}(const int* __restrict__ arc_src, const int* __restrict__ arc_dst,
                                   const {w_t}* __restrict__ arc_w, const {xs_t}* __restrict__ xs,
-                                  const {xd_t}* __restrict__ xd, const unsigned char* __restrict__ active,
+                                  const {xd_t}* __restrict__ xd, const {y_t}* __restrict__ y,
+                                  const unsigned char* __restrict__ active,
                                   const int use_active, {out_t}* out, const long long m) {{
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;

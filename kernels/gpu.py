@@ -215,35 +215,36 @@ def _edge_kernel(name: str, source: str):
     return cp.RawKernel(source, name, options=("-std=c++14",))
 
 
-def _edge_launch(batch: Batch, tree, monoid, xs, xd, active, out) -> None:
+def _edge_launch(batch: Batch, tree, monoid, xs, xd, active, out, y=None) -> None:
     from . import edge_codegen
     m = batch.num_arcs
     if not m:
         return
     w = batch.weight
     name, source = edge_codegen.kernel_source(tree, xs.dtype, xd.dtype, None if w is None else w.dtype,
-                                              out.dtype, monoid)
+                                              out.dtype, monoid, None if y is None else y.dtype)
     mask = active if active is not None else _dummy().view(cp.uint8)
     _edge_kernel(name, source)(((m + _THREADS - 1) // _THREADS,), (_THREADS,),
-                               (batch.src, batch.dst, w if w is not None else _dummy64(), xs, xd, mask,
-                                np.int32(active is not None), out, np.int64(m)))
+                               (batch.src, batch.dst, w if w is not None else _dummy64(), xs, xd,
+                                y if y is not None else _dummy64(), mask, np.int32(active is not None), out,
+                                np.int64(m)))
 
 
-def edge_combine(batch: Batch, tree, monoid: str, xs, xd, active, out) -> None:
-    """As :func:`.cpu.edge_combine`: ``out[v] = monoid(out[v], f(xs[u], xd[v], w))`` over the
-    arcs with an active source. Sums of ``src`` (float64) use the pull-sum kernel."""
+def edge_combine(batch: Batch, tree, monoid: str, xs, xd, active, out, y=None) -> None:
+    """As :func:`.cpu.edge_combine`: ``out[v] = monoid(out[v], f(xs[u], xd[v], w, y[u], y[v]))``
+    over the arcs with an active source. Sums of ``src`` (float64) use the pull-sum kernel."""
     if (monoid == "sum" and tree == _SRC and active is None and xs.dtype == np.float64
             and out.dtype == np.float64):
         pull_sum(batch, xs, out)
         return
-    _edge_launch(batch, tree, monoid, xs, xd, active, out)
+    _edge_launch(batch, tree, monoid, xs, xd, active, out, y)
 
 
-def edge_values(batch: Batch, tree, xs, xd, active):
+def edge_values(batch: Batch, tree, xs, xd, active, y=None):
     """As :func:`.cpu.edge_values`: ``(destination int64, f float64)`` of the arcs with an active
     source."""
     values = cp.empty(batch.num_arcs, dtype=np.float64)
-    _edge_launch(batch, tree, "store", xs, xd, None, values)
+    _edge_launch(batch, tree, "store", xs, xd, None, values, y)
     dst = batch.dst.astype(cp.int64)
     if active is not None:
         keep = active[batch.src] != 0

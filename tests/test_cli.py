@@ -309,7 +309,7 @@ def test_operator_algorithms_on_the_command_line(tmp_path, capsys):
             "cdlp": (["--max-iter", "3"], "labels"),
             "core_number": ([], "core"),
             "scc": ([], "labels"),
-            "betweenness_centrality": (["--k", "10", "--seed", "3", "--endpoints"], "values"),
+            "betweenness_centrality": (["--k", "10", "--seed", "3", "--endpoints", "--weight", "weight"], "values"),
             "pagerank": (["--weight", "weight"], "values")}
     for algo, (extra, columns) in runs.items():
         out = tmp_path / f"{algo}.csv"
@@ -319,7 +319,8 @@ def test_operator_algorithms_on_the_command_line(tmp_path, capsys):
         assert out.read_text().splitlines()[0] == f"vertex,{columns}"
     kwargs = {"hits": dict(max_iter=500, normalized=False), "katz_centrality": dict(alpha=0.01, beta=2.0,
               weight="weight"), "eigenvector_centrality": dict(max_iter=1000), "cdlp": dict(max_iter=3),
-              "betweenness_centrality": dict(k=10, seed=3, endpoints=True), "pagerank": dict(weight="weight")}
+              "betweenness_centrality": dict(k=10, seed=3, endpoints=True, weight="weight"),
+              "pagerank": dict(weight="weight")}
     G = ooc_graph.open(store)
     for algo in runs:  # the options reached the function: the stored result is the Python call's
         saved = G.load_result(algo)

@@ -120,6 +120,30 @@ def test_operator_algorithms_match_one_process(client, tmp_path, seed, size):
     again = ooc_graph.betweenness_centrality(G, device="cpu", k=3, seed=r.parameters["seed"])
     np.testing.assert_allclose(r.values, again.values, rtol=1e-9, atol=1e-13)
 
+
+def _positive_weights(tmp_path, seed, n, **kw):
+    """A random store with positive weights: small integers (equal path lengths) or uniform."""
+    rng = np.random.default_rng(seed)
+    src, dst, _ = random_edges(rng, n=n, m=int(rng.integers(n, 4 * n)))
+    w = rng.integers(1, 4, src.size) / 2 if seed % 2 == 0 else rng.uniform(0.1, 2.0, src.size)
+    return ooc_graph.convert((src, dst, w), tmp_path / "w.h5", num_vertices=n, weight_dtype="float64", progress=False,
+                             **kw)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_betweenness_matches_one_process(client, tmp_path, seed, size):
+    """Weighted betweenness (SSSP, then sums over the tight arcs) on workers, streamed too."""
+    n = int(np.random.default_rng(800 + seed).integers(6, 120))
+    G = _positive_weights(tmp_path, 800 + seed, n, directed=seed != 1, interval_size=[4, 16, 64][seed % 3],
+                          chunk_arcs=[8, 50, 1000][seed % 3])
+    memory = [None, "12KiB", "40KiB"][seed % 3]
+    kw = dict(weight="weight", k=6, seed=seed, endpoints=seed == 2)
+    local = ooc_graph.betweenness_centrality(G, device="cpu", memory=memory, **kw)
+    dist = ooc_graph.submit(client, "betweenness_centrality", G, workers=size, memory=memory, **kw).result(timeout=120)
+    assert dist.stats["workers"] == size and dist.iterations == local.iterations
+    np.testing.assert_allclose(dist.values, local.values, rtol=1e-9, atol=1e-13)
+
 def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch):
     """A mesh (high diameter): frontier advances split across workers, and asynchronous passes
     over streamed chunks, give the one-process depths and parents."""
@@ -431,6 +455,17 @@ def test_operator_algorithms_on_two_gpus(tmp_path, seed):
             assert dist.device == "gpu" and dist.stats["workers"] == 2
             for name, a in local.arrays().items():
                 np.testing.assert_allclose(dist.arrays()[name], a, rtol=1e-9, atol=1e-13, err_msg=f"{algo} {name}")
+
+
+@pytest.mark.multigpu
+def test_weighted_betweenness_on_two_gpus(tmp_path):
+    G = _positive_weights(tmp_path, 960, 800, directed=True, interval_size=128, chunk_arcs=1024)
+    kw = dict(weight="weight", k=12, seed=1)
+    local = ooc_graph.betweenness_centrality(G, device="gpu", **kw)
+    for budget in (None, 10 * 8 * 800 + 3 * 1024 * 24 + 4096):
+        dist = ooc_graph.betweenness_centrality(G, gpus=[0, 1], device_memory=budget, **kw)
+        assert dist.device == "gpu" and dist.stats["workers"] == 2
+        np.testing.assert_allclose(dist.values, local.values, rtol=1e-9, atol=1e-13)
 
 
 @pytest.mark.parametrize("algo", ["triangle_count", "lcc"])

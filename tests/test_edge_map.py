@@ -19,7 +19,8 @@ from ooc_graph.kernels import cpu, edge_codegen
 from conftest import edge_array, random_edges
 
 FUNCTIONS = ["src", "src * w", "w * src", "1", "min(src, dst)", "where(src > dst, src - dst, w)",
-             "abs(src - 2) ** 2 / (1 + w)", "src != dst", "not (src < 3 and dst >= 1) or w == 0.5", "-max(src, w)"]
+             "abs(src - 2) ** 2 / (1 + w)", "src != dst", "not (src < 3 and dst >= 1) or w == 0.5", "-max(src, w)",
+             "where(y_src + w == y_dst and y_src < y_dst, src, 0)", "y_src * dst - y_dst"]
 MONOIDS = ["sum", "min", "max", "or", "most_frequent"]
 
 
@@ -30,7 +31,7 @@ def arcs_of(G):
     return src, np.asarray(indices, np.int64), (np.ones(src.size) if w is None else np.asarray(w, np.float64))
 
 
-def reference(G, f, x, xd, monoid, frontier, direction, out):
+def reference(G, f, x, xd, monoid, frontier, direction, out, y=None):
     """One arc at a time, with Python's own arithmetic."""
     tree = compile_function(f).tree
     src, dst, w = arcs_of(G)
@@ -44,7 +45,10 @@ def reference(G, f, x, xd, monoid, frontier, direction, out):
         if frontier is not None and not frontier[u]:
             continue
         with np.errstate(all="ignore"):
-            val = float(cpu.evaluate(tree, {"src": np.float64(x[u]), "dst": np.float64(xd[v]), "w": np.float64(wt)}))
+            env = {"src": np.float64(x[u]), "dst": np.float64(xd[v]), "w": np.float64(wt)}
+            if y is not None:
+                env.update(y_src=np.float64(y[u]), y_dst=np.float64(y[v]))
+            val = float(cpu.evaluate(tree, env))
         values.setdefault(v, []).append(val)
     for v, vals in values.items():
         if monoid == "sum":
@@ -82,6 +86,7 @@ def test_against_reference(tmp_path, monkeypatch, seed, directed, weighted, inte
     xp = engine.backend.xp
     x = rng.integers(0, 4, n).astype(np.float64)  # small values: most_frequent has ties and repeats
     xd = rng.integers(0, 4, n).astype(np.float64)
+    y = rng.integers(0, 4, n).astype(np.float64)  # integral: y_src + w == y_dst holds on some arcs
     for i, f in enumerate(FUNCTIONS):
         monoid = MONOIDS[(seed + i) % len(MONOIDS)]
         direction = ["in", "out", "both"][(seed + i) % 3]
@@ -89,8 +94,8 @@ def test_against_reference(tmp_path, monkeypatch, seed, directed, weighted, inte
         start = rng.integers(-2, 3, n).astype(np.float64)
         if monoid == "or":
             start = (start > 0).astype(np.float64)
-        want = reference(G, f, x, xd, monoid, frontier, direction, start)
-        got = engine.edge_map(f, x, x_dst=xd, monoid=monoid, frontier=frontier, direction=direction,
+        want = reference(G, f, x, xd, monoid, frontier, direction, start, y)
+        got = engine.edge_map(f, x, x_dst=xd, y=y, monoid=monoid, frontier=frontier, direction=direction,
                               out=xp.asarray(start.copy()))
         np.testing.assert_allclose(engine.to_host(got), want, rtol=1e-12, atol=0 if device == "cpu" else 1e-12,
                                    err_msg=f"{f} {monoid} {direction}")
@@ -137,6 +142,7 @@ def test_parser_trees():
     assert compile_function("src*w").key == compile_function(" src * w ").key == compile_function("mul_w").key
     assert compile_function("1 < src < 3").tree[0] == "and"
     assert compile_function("where(src, inf, -w)").uses == {"src", "w"}
+    assert compile_function("where(y_src + w == y_dst, src, 0)").uses == {"src", "w", "y_src", "y_dst"}
     assert set(LIBRARY) >= {"copy_src", "mul_w", "plus_w", "one"}
     with pytest.raises(ParameterError, match="monoid"):
         Engine.edge_map(None, "src", monoid="avg")
@@ -149,6 +155,10 @@ def test_wrong_shapes_refused(tmp_path):
         e.edge_map("src", np.zeros(3))
     with pytest.raises(ParameterError, match="no x"):
         e.edge_map("src")
+    with pytest.raises(ParameterError, match="no y"):
+        e.edge_map("y_src + w", np.zeros(2))
+    with pytest.raises(ParameterError, match="one value per vertex"):
+        e.edge_map("y_src", y=np.zeros(3))
     with pytest.raises(ParameterError, match="direction"):
         e.edge_map("one", direction="sideways")
 
@@ -176,10 +186,12 @@ template <typename T> static T atomicCAS(T* p, T cmp, T v) { T old = *p; if (old
 """
 
 _DRIVER = r"""
-extern "C" void run(const int* s, const int* d, const {w}* w, const {xs}* xs, const {xd}* xd,
+extern "C" void run(const int* s, const int* d, const {w}* w, const {xs}* xs, const {xd}* xd, const {y}* y,
                     const unsigned char* active, int use_active, {out}* out, long long m) {{
     blockDim.x = 1; threadIdx.x = 0;
-    for (long long i = 0; i < m; ++i) {{ blockIdx.x = (unsigned)i; {name}(s, d, w, xs, xd, active, use_active, out, m); }}
+    for (long long i = 0; i < m; ++i) {{
+        blockIdx.x = (unsigned)i; {name}(s, d, w, xs, xd, y, active, use_active, out, m);
+    }}
 }}
 """
 
@@ -199,12 +211,15 @@ def test_generated_cuda_matches_numpy(tmp_path, f, monoid, out_dtype, weighted):
     xs = rng.integers(-3, 4, n).astype(np.float64)
     xd = rng.integers(-3, 4, n).astype(np.int64)
     active = (rng.random(n) < 0.6).astype(np.uint8)
-    tree = compile_function(f).tree
+    expr = compile_function(f)
+    tree = expr.tree
+    y = rng.integers(-3, 4, n).astype(np.int32) if expr.uses & {"y_src", "y_dst"} else None  # else never read
     name, source = edge_codegen.kernel_source(tree, xs.dtype, xd.dtype, None if w is None else w.dtype,
-                                              out_dtype, monoid)
+                                              out_dtype, monoid, None if y is None else y.dtype)
     ctype = edge_codegen.CTYPES
     code = _SHIM + source + _DRIVER.format(w="double" if w is None else "float", xs="double", xd="long long",
-                                           out=ctype[np.dtype(out_dtype)], name=name)
+                                           y="double" if y is None else "int", out=ctype[np.dtype(out_dtype)],
+                                           name=name)
     (tmp_path / "k.cpp").write_text(code)
     subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"), str(tmp_path / "k.cpp")],
                    check=True, capture_output=True)
@@ -213,9 +228,13 @@ def test_generated_cuda_matches_numpy(tmp_path, f, monoid, out_dtype, weighted):
     out = np.full(size, 2, dtype=out_dtype)
     wt = w if w is not None else np.ones(1)
     ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
-    lib.run(ptr(s), ptr(d), ptr(wt), ptr(xs), ptr(xd), ptr(active), ctypes.c_int(1), ptr(out), ctypes.c_longlong(m))
+    yv = y if y is not None else np.ones(1)
+    lib.run(ptr(s), ptr(d), ptr(wt), ptr(xs), ptr(xd), ptr(yv), ptr(active), ctypes.c_int(1), ptr(out),
+            ctypes.c_longlong(m))
     # The same with NumPy, in double precision, combined arc by arc.
     env = {"src": xs[s], "dst": xd[d].astype(np.float64), "w": 1.0 if w is None else w.astype(np.float64)}
+    if y is not None:
+        env.update(y_src=y[s].astype(np.float64), y_dst=y[d].astype(np.float64))
     with np.errstate(all="ignore"):
         vals = np.broadcast_to(np.asarray(cpu.evaluate(tree, env), dtype=np.float64), (m,))
     want = np.full(size, 2, dtype=out_dtype)

@@ -76,6 +76,7 @@ def test_against_networkx(seed):
     d, e = nx.single_source_dijkstra_path_length(H, src, **B), nx.single_source_dijkstra_path_length(H, src)
     assert d.keys() == e.keys() and all(d[v] == pytest.approx(e[v]) and type(d[v]) is type(e[v]) for v in e)
     assert nx.descendants(H, src, **B) == nx.descendants(H, src)
+    assert _same(nx.betweenness_centrality(H, weight="weight", **B), nx.betweenness_centrality(H, weight="weight"))
     comps = nx.weakly_connected_components if directed else nx.connected_components
     assert list(comps(H, **B)) == list(comps(H))
     if not directed:
@@ -115,6 +116,9 @@ def test_centrality_against_networkx(seed):
         (lambda **b: nx.betweenness_centrality(H, **b), 1e-12),
         (lambda **b: nx.betweenness_centrality(H, k=k, seed=seed, normalized=False, **b), 1e-12),
         (lambda **b: nx.betweenness_centrality(H, k=k, seed=seed, endpoints=True, **b), 1e-12),
+        (lambda **b: nx.betweenness_centrality(H, weight="weight", **b), 1e-12),
+        (lambda **b: nx.betweenness_centrality(H, k=k, seed=seed, normalized=False, endpoints=True, weight="weight",
+                                               **b), 1e-12),
         (lambda **b: nx.core_number(H, **b), 0),  # self-loops: both raise
     ]
     for call, tol in calls:
@@ -196,8 +200,13 @@ def test_can_run_gives_reasons():
     assert "normalized=False" in can("hits", (G,), {"normalized": False})
     assert "without edges" in can("hits", (nx.empty_graph(3),), {})
     assert "one node" in can("hits", (nx.Graph([(0, 0)]),), {})
-    assert "weighted betweenness" in can("betweenness_centrality", (G,), {"weight": "weight"})
-    assert can("betweenness_centrality", (nx.path_graph(3),), {"weight": "weight"}) is True  # every weight 1
+    assert "negative edge weights" in can("betweenness_centrality", (G,), {"weight": "weight"})
+    assert can("betweenness_centrality", (G,), {"weight": None}) is True
+    G[0][1]["weight"] = 0
+    assert "zero edge weights" in can("betweenness_centrality", (G,), {"weight": "weight"})
+    G[0][1]["weight"] = 0.5
+    assert can("betweenness_centrality", (G,), {"weight": "weight"}) is True
+    assert "attribute name" in can("betweenness_centrality", (G,), {"weight": lambda u, v, d: 1})
     assert "attribute name" in can("katz_centrality", (G,), {"weight": lambda u, v, d: 1})
     with pytest.raises(nx.NodeNotFound):
         nx.single_source_shortest_path_length(G, 99, **B)

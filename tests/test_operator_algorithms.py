@@ -276,7 +276,7 @@ def test_unreachable_and_chains(tmp_path, device):
 
 
 @pytest.mark.parametrize("call,match", [
-    (dict(algo="betweenness_centrality", weight="weight"), "only hop-count"),
+    (dict(algo="betweenness_centrality", weight=1), "attribute name"),
     (dict(algo="betweenness_centrality", k=99), "larger than"),
     (dict(algo="betweenness_centrality", k=0), "positive integer"),
     (dict(algo="hits", max_iter=0), "positive integer"),

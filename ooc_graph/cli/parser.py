@@ -76,7 +76,7 @@ ALGORITHM_OPTIONS = {
         Option("--k", int, "sample this many sources (default: every vertex, exact)"),
         Option("--seed", int, "seed of the source sample, as networkx's"),
         Option("--normalized", bool, "divide by the number of vertex pairs, as networkx", True),
-        Option("--endpoints", bool, "count the path ends too", False)],
+        Option("--endpoints", bool, "count the path ends too", False), _WEIGHT],
     "triangle_count": [],
     "lcc": [],
     "louvain": [Option("--resolution", float, "above 1 favours smaller communities, below 1 larger ones", 1.0),

@@ -275,7 +275,7 @@ class Engine(Traversals, ChunkStream):
         return parent, passes
 
     # -- the general edge operator (engine/edge_map.py) -----------------------------------------
-    def edge_map(self, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, frontier=None,
+    def edge_map(self, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, y=None, frontier=None,
                  direction: str = "in", gather: bool = True):
         """Combine ``f(x[u], x_dst[v], w)`` over arcs u→v into ``out[v]`` with ``monoid``; one pass.
 
@@ -286,6 +286,9 @@ class Engine(Traversals, ChunkStream):
         ``where(c, a, b)`` only. ``monoid`` is ``sum``, ``min``, ``max``, ``or`` (1 where any ``f``
         is non-zero) or ``most_frequent`` (the most frequent ``f`` over the arcs into v, ties to
         the smallest; vertices without such arcs keep ``out``'s value). ``x_dst`` defaults to ``x``.
+        ``y`` (n values), if given, is a second vertex array that ``f`` reads at both ends as
+        ``y_src`` and ``y_dst``: ``"where(y_src + w == y_dst, src, 0)"`` sums ``x`` over the arcs
+        that are tight for distances ``y``.
 
         ``out`` (n values) is combined into as it is; by default a new array of the monoid's
         identity (float64; uint8 for ``or``; a copy of ``x_dst`` for ``most_frequent``).
@@ -298,5 +301,5 @@ class Engine(Traversals, ChunkStream):
         See :mod:`.edge_map` for what streams and how ``most_frequent`` spans chunks.
         """
         from .edge_map import edge_map
-        return edge_map(self, f, x, monoid=monoid, out=out, x_dst=x_dst, frontier=frontier,
+        return edge_map(self, f, x, monoid=monoid, out=out, x_dst=x_dst, y=y, frontier=frontier,
                         direction=direction, gather=gather)

@@ -1,4 +1,5 @@
-"""The general edge operator (DESIGN decision 8): ``out[v] = ⊕ f(x[u], x[v], w)`` over arcs u→v.
+"""The general edge operator (DESIGN decision 8): ``out[v] = ⊕ f(x[u], x[v], w)`` over arcs u→v
+(and ``y[u]``, ``y[v]`` of a second per-vertex array where one is given).
 
 :func:`edge_map` is :meth:`Engine.edge_map`; the other operators of :mod:`.core` are special cases
 of it. ``f`` is an expression or a named function (:mod:`.expression`), ``⊕`` a monoid: ``sum``,
@@ -43,7 +44,7 @@ import numpy as np
 from ooc_graph.errors import ParameterError, choice
 from ooc_graph.store import _format as F
 
-from .expression import MONOIDS, compile_function
+from .expression import MONOIDS, compile_function, variables
 
 DIRECTIONS = ("in", "out", "both")
 _LINEAR = (("var", "src"), ("bin", "*", ("var", "src"), ("var", "w")),
@@ -60,7 +61,7 @@ def identity(monoid: str, dtype):
     return 0
 
 
-def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, frontier=None,
+def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, y=None, frontier=None,
              direction: str = "in", gather: bool = True):
     """See :meth:`ooc_graph.engine.Engine.edge_map`."""
     if monoid not in MONOIDS:
@@ -73,8 +74,11 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
     uses = expr.uses
     if x is None and uses & {"src", "dst"}:
         raise ParameterError(f"edge function {expr.text!r} reads src or dst but no x was given")
+    if y is None and uses & {"y_src", "y_dst"}:
+        raise ParameterError(f"edge function {expr.text!r} reads y_src or y_dst but no y was given")
     xs = _vertex_values(xp, x, n, "x") if x is not None else xp.zeros(1, dtype=np.float64)
     xd = _vertex_values(xp, x_dst, n, "x_dst") if x_dst is not None else xs
+    y = _vertex_values(xp, y, n, "y") if y is not None else None
     if monoid == "most_frequent" and x_dst is None and x is None:
         xd = xp.zeros(n, dtype=np.float64)
     lo, hi = engine.owned
@@ -95,8 +99,8 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
     t = time.perf_counter()
     tree = expr.tree
     if monoid == "most_frequent":
-        _most_frequent(engine, tree, xs, xd, active, intervals, out, direction)
-    elif active is not None and _advance(engine, tree, monoid, xs, xd, active, out, direction):
+        _most_frequent(engine, tree, xs, xd, active, intervals, out, direction, y)
+    elif active is not None and _advance(engine, tree, monoid, xs, xd, active, out, direction, y):
         pass  # a small frontier's arcs, from the CSR
     else:
         if monoid == "sum" and active is not None and tree in _LINEAR:
@@ -111,14 +115,14 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, fr
             else:
                 batches = engine.batches(intervals) if d == "in" else reverse_batches(engine)
             for batch in batches:
-                k.edge_combine(batch, tree, monoid, xs, xd, active, out)
+                k.edge_combine(batch, tree, monoid, xs, xd, active, out, y)
     if gather:
         engine._exchange(engine.comm.gather_owned, out)
     engine.stats.seconds_computing += time.perf_counter() - t
     return out
 
 
-def _advance(engine, tree, monoid, xs, xd, active, out, direction) -> bool:
+def _advance(engine, tree, monoid, xs, xd, active, out, direction, y=None) -> bool:
     """A frontier pass as an advance over the CSR rows of the active vertices, when their arcs
     are fewer than ``traversal.ADVANCE_FRACTION`` of the graph (as :meth:`Engine.propagate_min`
     chooses) and the CSRs fit the budget: along the arcs the out-CSR rows of the frontier, against
@@ -148,11 +152,15 @@ def _advance(engine, tree, monoid, xs, xd, active, out, direction) -> bool:
         u = np.repeat(frontier, counts)  # the active end of each arc
         v = np.asarray(indices[pos], np.int64)  # the end that receives
         env = {"w": 1.0 if w is None else w[pos]}
-        uses = repr(tree)
+        uses = variables(tree)
         if "src" in uses:
             env["src"] = xs[u]
         if "dst" in uses:
             env["dst"] = xd[v]
+        if "y_src" in uses:
+            env["y_src"] = y[u]
+        if "y_dst" in uses:
+            env["y_dst"] = y[v]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             values = np.broadcast_to(engine.backend.kernels.evaluate(tree, env), (total,))
         if monoid == "or":
@@ -333,7 +341,7 @@ class _Pending:
         self.size = self.compacted = int(keep.sum())
 
 
-def _most_frequent(engine, tree, xs, xd, active, intervals, out, direction) -> None:
+def _most_frequent(engine, tree, xs, xd, active, intervals, out, direction, y=None) -> None:
     xp, k, g = engine.backend.xp, engine.backend.kernels, engine.graph
     lo, hi = engine.owned
     pending = _Pending(xp)
@@ -345,7 +353,7 @@ def _most_frequent(engine, tree, xs, xd, active, intervals, out, direction) -> N
         boundary), deciding after each what both sides have finished."""
         while waiting[0] is not None and waiting[0][0][0] < before:
             (_, following), batch = waiting[0]
-            pending.add(*k.edge_values(batch, tree, xs, xd, active))
+            pending.add(*k.edge_values(batch, tree, xs, xd, active, y))
             waiting[0] = next(reverse, None)
             pending.flush(min(before, following), out)
         pending.flush(before if waiting[0] is None else min(before, waiting[0][0][0]), out)
@@ -353,7 +361,7 @@ def _most_frequent(engine, tree, xs, xd, active, intervals, out, direction) -> N
     if direction in ("in", "both"):
         size, bounds = g.interval_size, engine._chunk_dst
         for i, batch in engine.batches(intervals, indexed=True):
-            pending.add(*k.edge_values(batch, tree, xs, xd, active))
+            pending.add(*k.edge_values(batch, tree, xs, xd, active, y))
             boundary = hi if i + 1 == len(bounds) else min(bounds[i + 1][0] * size, hi)
             take_reverse(boundary)
     take_reverse(hi + 1)

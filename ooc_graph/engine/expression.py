@@ -1,8 +1,10 @@
 """The per-arc functions of the general edge operator (:meth:`Engine.edge_map`).
 
 A function is a small expression over ``src`` (the source's value), ``dst`` (the destination's
-value) and ``w`` (the arc's weight, 1 on an unweighted graph), such as ``"src * w"`` or
-``"min(src, dst)"``, or a name from :data:`LIBRARY`. It is parsed once with Python's :mod:`ast`
+value), ``w`` (the arc's weight, 1 on an unweighted graph) and, where the operator is given a
+second per-vertex array ``y``, ``y_src`` and ``y_dst`` (its values at the two ends), such as
+``"src * w"``, ``"min(src, dst)"`` or ``"where(y_src + w == y_dst, src, 0)"``, or a name from
+:data:`LIBRARY`. It is parsed once with Python's :mod:`ast`
 into a small tree of tuples — the only form the kernels see — that allows arithmetic
 (``+ - * / **``, unary minus), comparisons, ``and``/``or``/``not``, numbers, ``inf``, and the
 calls ``min``, ``max``, ``abs`` and ``where(condition, a, b)``. Anything else (attributes,
@@ -24,7 +26,7 @@ from functools import lru_cache
 
 from ooc_graph.errors import ParameterError
 
-VARIABLES = ("src", "dst", "w")
+VARIABLES = ("src", "dst", "w", "y_src", "y_dst")
 CALLS = {"min": 2, "max": 2, "abs": 1, "where": 3}
 MONOIDS = ("sum", "min", "max", "or", "most_frequent")
 
@@ -55,7 +57,7 @@ class Expression:
 
     @property
     def uses(self) -> frozenset:
-        return _uses(self.tree)
+        return variables(self.tree)
 
     @property
     def key(self) -> str:
@@ -63,12 +65,13 @@ class Expression:
         return repr(self.tree)
 
 
-def _uses(tree) -> frozenset:
+def variables(tree) -> frozenset:
+    """The variables an expression tree reads."""
     if tree[0] == "var":
         return frozenset([tree[1]])
     if tree[0] == "const":
         return frozenset()
-    return frozenset().union(*(_uses(t) for t in tree[1:] if isinstance(t, tuple)))
+    return frozenset().union(*(variables(t) for t in tree[1:] if isinstance(t, tuple)))
 
 
 def compile_function(f) -> Expression:

@@ -9,7 +9,8 @@ import numpy as np
 
 import ooc_graph
 
-from .functions import _by_node, _nx, _options, _unit_weights, _weight_is_name, networkx_function, vertex_function
+from .functions import _by_node, _edge_values, _nonnegative, _nx, _options, _weight_is_name, networkx_function, \
+    vertex_function
 from .graph import StoreGraph
 
 
@@ -74,7 +75,12 @@ vertex_function("core_number", "core", prepare=_no_self_loops)
 
 # -- betweenness -----------------------------------------------------------------------------------
 def _betweenness_can_run(arguments):
-    return _unit_weights(arguments, "weighted betweenness (ooc_graph counts hops)")
+    reason = _nonnegative(arguments)
+    if reason is True and arguments.get("weight") is not None and \
+            np.any(_edge_values(arguments["G"], arguments["weight"]) == 0):
+        return ("zero edge weights are not supported (networkx's path counts over them depend on the order "
+                "its Dijkstra visits nodes)")
+    return reason
 
 
 @networkx_function(_betweenness_can_run)
@@ -91,6 +97,6 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     if not n:
         return {}
     # seed: the random.Random networkx's py_random_state made, which draws the k sources as networkx's does
-    r = ooc_graph.betweenness_centrality(G.store(), k=k, normalized=normalized, endpoints=endpoints, seed=seed,
-                                         **_options())
+    r = ooc_graph.betweenness_centrality(G.store(weight), k=k, normalized=normalized, weight=weight,
+                                         endpoints=endpoints, seed=seed, **_options())
     return _by_node(G, r.values)

@@ -134,17 +134,6 @@ def _nonnegative(arguments, name="weight"):
     return True
 
 
-def _unit_weights(arguments, what):
-    """True where every edge weight is 1 (so that hops are the weighted answer), else the reason
-    ``what`` (e.g. "weighted betweenness") is not served."""
-    reason = _weight_is_name(arguments)
-    if reason is not True:
-        return reason
-    if np.any(_edge_values(arguments["G"], arguments.get("weight")) != 1):
-        return f"{what} is not supported (edge weights other than 1)"
-    return True
-
-
 def _undirected_unweighted(arguments):
     if arguments["G"].is_directed():
         return "directed clustering (networkx's definition) is not supported; ooc_graph.lcc gives LDBC's"
