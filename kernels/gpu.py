@@ -136,6 +136,23 @@ def source_blocked(batches, num_vertices: int):
     return Batch(0, int(num_vertices), src, dst, None)
 
 
+def split_sources(batch: Batch, lo: int, hi: int):
+    """``(own, others)`` of a :func:`source_blocked` batch: ``own`` its arcs from the source
+    segments that lie within ``[lo, hi)`` (one slice: arcs are sorted by segment first), ``others``
+    the slices before and after it. Views, no copy."""
+    first, last = -(-lo >> SEGMENT_BITS), hi >> SEGMENT_BITS  # segments [first, last) lie within
+    if last <= first or not batch.num_arcs:
+        return _slice(batch, 0, 0), [batch]
+    segment = batch.src >> SEGMENT_BITS
+    a, b = (int(v) for v in cp.searchsorted(segment, cp.asarray([first, last], dtype=segment.dtype)))
+    return _slice(batch, a, b), [_slice(batch, 0, a), _slice(batch, b, batch.num_arcs)]
+
+
+def _slice(batch: Batch, a: int, b: int) -> Batch:
+    return Batch(batch.dst_lo, batch.dst_hi, batch.src[a:b], batch.dst[a:b],
+                 None if batch.weight is None else batch.weight[a:b])
+
+
 def pull_sum(batch: Batch, x, out) -> None:
     _launch("ooc_graph_pull_sum", batch.num_arcs, (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
 

@@ -423,6 +423,28 @@ def test_pagerank_on_two_gpus_looking_late_stops_where_one_stops(tmp_path, seed)
 
 
 @pytest.mark.multigpu
+def test_pagerank_on_two_gpus_pulls_own_sources_while_the_rest_arrive(tmp_path):
+    """With the graph held source-blocked (small segments on the workers), each rank pulls over
+    the arcs from its own sources while the others' contributions arrive on a side stream: one
+    GPU's answer and iterations."""
+    from ooc_graph.runtime.cluster import local_gpu_client
+    client = local_gpu_client([0, 1])
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 13, 8, seed=4, directed=True, chunk_arcs=4096, progress=False)
+    # a lambda: sent by value (the workers cannot import this module)
+    bits = lambda b: setattr(__import__("ooc_graph.kernels.gpu", fromlist=["gpu"]), "SEGMENT_BITS", b)  # noqa: E731
+    client.run(bits, 6)
+    try:
+        for kw in ({"tol": 1e-10, "max_iter": 500}, {"mode": "graphalytics", "max_iter": 9}):
+            one = ooc_graph.pagerank(G, device="gpu", **kw)
+            two = ooc_graph.pagerank(G, gpus=[0, 1], **kw)
+            assert (two.iterations, two.converged) == (one.iterations, one.converged), kw
+            assert np.abs(one.values - two.values).sum() <= 1e-12, kw
+    finally:
+        client.run(bits, 21)
+        ooc_graph.runtime.release()
+
+
+@pytest.mark.multigpu
 def test_a_graph_too_big_for_one_gpu_budget_fits_two(tmp_path):
     """Per-GPU budgets that make one GPU stream every pass hold each half in memory on two."""
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 16, seed=3, directed=True, chunk_arcs=1 << 16,

@@ -149,6 +149,29 @@ def test_source_blocked_pagerank_matches_cpu(rmat, monkeypatch, packed):
     rmat.release()
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_split_sources_cuts_whole_segments_of_a_rank(monkeypatch, seed):
+    """A rank's own slice of the source-blocked batch holds only arcs from source segments within
+    its range, and with the other slices every arc once."""
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu as kgpu
+    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 4)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 400))
+    src, dst = (cp.asarray(rng.integers(0, n, 3000), dtype=cp.int32) for _ in range(2))
+    whole = kgpu.source_blocked([kgpu.Batch(0, n, src, dst, None)], n)
+    for lo, hi in [(0, n), (0, n // 2), (n // 2, n), tuple(sorted(rng.integers(0, n + 1, 2))), (5, 9)]:
+        own, others = kgpu.split_sources(whole, int(lo), int(hi))
+        s = own.src.get()
+        first, last = -(-lo // 16), hi // 16
+        assert ((s >> 4 >= first) & (s >> 4 < last)).all()
+        assert own.num_arcs == int(((src.get() >> 4 >= first) & (src.get() >> 4 < last)).sum())
+        pairs = lambda bs: sorted(zip(np.concatenate([b.src.get() for b in bs]).tolist(),
+                                      np.concatenate([b.dst.get() for b in bs]).tolist()))
+        assert pairs([own] + others) == sorted(zip(src.get().tolist(), dst.get().tolist()))
+
+
 @pytest.mark.parametrize("nbytes", [0, 8, (8 << 20) - 8, 16 << 20, (16 << 20) + 8, 100 << 20, (200 << 20) + 24])
 def test_results_come_back_whole_through_the_staging_ring(nbytes, tmp_path):
     import cupy as cp

@@ -153,6 +153,7 @@ class Engine(Traversals, ChunkStream):
         array itself on the CPU, else a copy into memory prepared meanwhile. In a distributed job
         whose workers share the client's host, each worker copies its own vertices into the same
         shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``."""
+        self.comm.join()
         if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
             return None
         if self.backend.xp is np and self.host_empty is None:
@@ -195,8 +196,9 @@ class Engine(Traversals, ChunkStream):
                 return Sums(values, *self.backend.kernels.to_host_later(values))
             buf = self._with_stop_flag(values)
             self.comm.allreduce_array(buf, "sum", wait=False)
-            return Sums(buf[:-1], *self.backend.kernels.to_host_later(buf), wait=self.comm.wait_for,
-                        agreed=self._agree_stop)
+            with self.comm.queue_stream():  # behind the all-reduce, wherever the comm queued it
+                host, event = self.backend.kernels.to_host_later(buf)
+            return Sums(buf[:-1], host, event, wait=self.comm.wait_for, agreed=self._agree_stop)
         if self.comm.size == 1:
             on_host = xp is np or isinstance(values, (np.ndarray, list, tuple, float, int))
             return np.asarray(values if on_host else self.backend.to_host(values), np.float64)
@@ -234,8 +236,17 @@ class Engine(Traversals, ChunkStream):
             y = out
             y[lo:hi] = 0.0  # passes write only the owned destinations
         whole = self._whole_graph()
-        for batch in self.batches() if whole is None else self._whole_pass(whole):
-            k.pull_sum(batch, x, y)
+        if whole is not None and self.comm.size > 1:  # x's other ranges may still be on their way
+            own, others = self._own_sources(whole)
+            for batch in self._whole_pass(whole):
+                k.pull_sum(own, x, y)
+                self.comm.join()
+                for part in others:
+                    k.pull_sum(part, x, y)
+        else:
+            self.comm.join()
+            for batch in self.batches() if whole is None else self._whole_pass(whole):
+                k.pull_sum(batch, x, y)
         if gather:
             self._exchange(self.comm.gather_owned, y)
         self.stats.seconds_computing += time.perf_counter() - t
@@ -300,6 +311,7 @@ class Engine(Traversals, ChunkStream):
         ``out`` unset in a distributed run (only :attr:`owned` is valid). Returns ``out``.
         See :mod:`.edge_map` for what streams and how ``most_frequent`` spans chunks.
         """
+        self.comm.join()  # x may be a gather still on its way
         from .edge_map import edge_map
         return edge_map(self, f, x, monoid=monoid, out=out, x_dst=x_dst, y=y, frontier=frontier,
                         direction=direction, gather=gather)

@@ -54,6 +54,15 @@ class Comm:
         place; returns once it, and every transfer queued before it, is done. ``wait=False``,
         where :attr:`queues_on_device`: only queued; :meth:`wait_for` an event recorded after it."""
 
+    def join(self) -> None:
+        """Make the device's current stream wait for the collectives queued without waiting
+        (those on a side stream: NCCL); nothing elsewhere."""
+
+    def queue_stream(self):
+        """A context in which to queue what must follow the collectives queued without waiting
+        (a copy of their result to the host): their side stream, or nothing."""
+        return contextlib.nullcontext()
+
     def wait_for(self, event) -> None:
         """Wait for a device event recorded behind queued collectives (watching the peers, so
         that a lost one fails the job instead of hanging it)."""

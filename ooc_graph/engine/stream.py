@@ -147,6 +147,7 @@ class ChunkStream:
         self._csr = {}
         self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
         self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
+        self._own_cut = None  # (that batch, its arcs from this rank's sources and the others)
         self._reader = None  # the thread that reads chunks ahead, made on first need
         self._trace = None  # the current pass's PassTrace while profiling
         self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
@@ -171,7 +172,7 @@ class ChunkStream:
             self.host_cache.clear()
         self._csr.clear()
         self._vertex.clear()
-        self._whole = None
+        self._whole = self._own_cut = None
         if self._reader is not None:
             self._reader.shutdown(wait=True)
             self._reader = None
@@ -323,6 +324,14 @@ class ChunkStream:
             return None
         log.info("built the source-blocked layout of %d arcs in %.3f s", need // 8, time.perf_counter() - t)
         return self._whole
+
+    def _own_sources(self, whole):
+        """``(own, others)``: the arcs of the cache-blocked batch whose sources lie in source
+        segments within this rank's range (one slice of it), and the rest (slices): a pull over
+        ``own`` needs no other rank's values. Cut once per layout."""
+        if self._own_cut is None or self._own_cut[0] is not whole:
+            self._own_cut = (whole, self.backend.kernels.split_sources(whole, *self.owned))
+        return self._own_cut[1]
 
     def _whole_pass(self, batch):
         """Yield ``batch`` (the whole graph) as one pass over every chunk."""

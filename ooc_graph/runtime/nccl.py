@@ -1,5 +1,11 @@
 """The engine's collectives among GPU workers: NCCL (CuPy's bindings) on the compute stream.
 
+Collectives that need not be waited for (``gather_owned`` and ``allreduce_array`` with
+``wait=False``) go on a side stream instead, behind the work queued so far, so that kernels
+queued next overlap them: PageRank's pull over the arcs from a rank's own sources runs while the
+other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute stream wait for them;
+every other collective joins first, so the communicator's operations never run at once.
+
 The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh. NCCL
 blocks forever when a peer dies, so every collective is waited for by polling its stream while
 watching the mesh: a closed peer connection aborts the communicator and raises a
@@ -70,6 +76,23 @@ class NcclComm(Comm):
         self.nccl = communicator(mesh, key)
         self._count = cp.zeros(1, dtype=np.int64)
         self._counts = cp.zeros(self.size, dtype=np.int64)
+        self._side = None  # the side stream, made on first use
+        self._side_done = None  # an event after the last collective queued there, not yet joined
+
+    def _queue_on_side(self):
+        """The side stream, made to wait for the work queued so far on the current stream."""
+        if self._side is None:
+            self._side = cp.cuda.Stream(non_blocking=True)
+        self._side.wait_event(cp.cuda.get_current_stream().record())
+        return self._side
+
+    def join(self) -> None:
+        if self._side_done is not None:
+            cp.cuda.get_current_stream().wait_event(self._side_done)
+            self._side_done = None
+
+    def queue_stream(self):
+        return self._side if self._side_done is not None else super().queue_stream()
 
     def _wait(self, until=None) -> None:
         """Wait for the collectives queued on the current stream (or ``until``, an event recorded
@@ -95,7 +118,10 @@ class NcclComm(Comm):
         return x.data.ptr + offset * x.itemsize
 
     def gather_owned(self, x, wait: bool = True) -> int:
-        stream = cp.cuda.get_current_stream().ptr
+        side = None if wait else self._queue_on_side()
+        if wait:
+            self.join()
+        stream = (side or cp.cuda.get_current_stream()).ptr
         kind = _TYPES[x.dtype]
         nccl.groupStart()
         for r, (lo, hi) in enumerate(self.ranges):
@@ -104,10 +130,13 @@ class NcclComm(Comm):
         nccl.groupEnd()
         if wait:
             self._wait()
+        else:
+            self._side_done = side.record()
         lo, hi = self.owned
         return (hi - lo) * x.itemsize * (self.size - 1)
 
     def merge_min(self, state, changed) -> int:
+        self.join()
         stream = cp.cuda.get_current_stream().ptr
         ids = cp.flatnonzero(changed)
         self._count[0] = ids.size
@@ -139,12 +168,14 @@ class NcclComm(Comm):
         return most * (8 + state.itemsize)
 
     def reduce_min(self, x) -> int:
+        self.join()
         stream = cp.cuda.get_current_stream().ptr
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], nccl.NCCL_MIN, stream)
         self._wait()
         return x.nbytes
 
     def allreduce(self, value, op: str = "sum"):
+        self.join()
         stream = cp.cuda.get_current_stream().ptr
         host = np.atleast_1d(np.asarray(value, np.float64))
         buf = cp.asarray(host)
@@ -156,10 +187,15 @@ class NcclComm(Comm):
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
     def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:
-        stream = cp.cuda.get_current_stream().ptr
+        side = None if wait else self._queue_on_side()
+        if wait:
+            self.join()
+        stream = (side or cp.cuda.get_current_stream()).ptr
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], stream)
         if wait:
             self._wait()
+        else:
+            self._side_done = side.record()
 
     def wait_for(self, event) -> None:
         self._wait(event)
