@@ -24,10 +24,22 @@ def neighbour_pairs(xp, src, dst, n: int):
     ``a < b`` and ``arcs`` how many distinct arcs join them (1, or 2 when both directions exist;
     an undirected store holds both)."""
     keep = src != dst
-    keys = xp.unique(src[keep] * n + dst[keep])  # distinct arcs
+    keys = _unique(xp, src[keep] * n + dst[keep])  # distinct arcs
     u, v = keys // n, keys % n
-    pair, arcs = xp.unique(xp.minimum(u, v) * n + xp.maximum(u, v), return_counts=True)
+    pair, arcs = _unique(xp, xp.minimum(u, v) * n + xp.maximum(u, v), counts=True)
     return pair // n, pair % n, arcs.astype(np.int64)
+
+
+def _unique(xp, keys, counts: bool = False):
+    """``xp.unique`` by sorting: NumPy 2.4's took 10.7 s on R-MAT-18's 7.6 M distinct arcs (keys
+    already sorted), a sort 0.07 s."""
+    keys = xp.sort(keys)
+    first = xp.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    if not counts:
+        return keys[first]
+    at = xp.flatnonzero(first)
+    return keys[at], xp.diff(xp.concatenate([at, xp.asarray([len(keys)], dtype=at.dtype)]))
 
 
 def count(xp, n: int, a, b, arcs, *, spare: int, comm=None):
