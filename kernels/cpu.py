@@ -459,7 +459,9 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
     tri, clo = np.zeros((copies, n), np.int64), np.zeros((copies, n), np.int64)
     if n <= np.iinfo(np.uint32).max:  # 32-bit ids: 3.1 s instead of 3.8 on R-MAT-18
         ys = ys.astype(np.uint32)
-    fast.wedge_count(indptr, ys, arcs, rows, tri, clo, np.zeros((copies, n), np.int32))
+    longest = int((indptr[1:] - indptr[:-1]).max()) if n else 0
+    fast.wedge_count(indptr, ys, arcs, rows, tri, clo, np.zeros((copies, n), np.int32),
+                     np.empty((copies, longest), np.int64))
     fast.add_copies(tri, triangles)
     fast.add_copies(clo, closing)
     return True

@@ -16,9 +16,11 @@ _OPTS = dict(cache=True, nogil=True)
 
 
 @njit(**_OPTS)
-def _row(indptr, ys, arcs, x, tri, clo, mark):
+def _row(indptr, ys, arcs, x, tri, clo, mark, hits):
     """The triangles whose lowest vertex is x: every z in N+(x) ∩ N+(y), y in N+(x) (z > y, so
-    y the last of the row closes none)."""
+    y the last of the row closes none). y's row is first filtered into ``hits`` without a branch
+    (a branch per wedge, taken about one time in ten, took R-MAT-20 14.8 s instead of 9.1 on one
+    thread)."""
     b, e = indptr[x], indptr[x + 1]
     if e - b < 2:
         return
@@ -28,21 +30,22 @@ def _row(indptr, ys, arcs, x, tri, clo, mark):
     cx = 0
     for j in range(b, e - 1):
         y = ys[j]
-        axy = arcs[j]
-        ty = 0
-        cy = 0
+        found = 0
         for k in range(indptr[y], indptr[y + 1]):
+            hits[found] = k
+            found += mark[ys[k]] != 0
+        axy = arcs[j]
+        cy = 0
+        for i in range(found):
+            k = hits[i]
             z = ys[k]
-            at = mark[z]
-            if at:
-                ty += 1
-                cx += arcs[k]             # arcs(y, z), closing x's triangle
-                cy += arcs[b + at - 1]    # arcs(x, z), closing y's
-                tri[z] += 1
-                clo[z] += axy             # arcs(x, y), closing z's
-        tri[y] += ty
+            cx += arcs[k]                     # arcs(y, z), closing x's triangle
+            cy += arcs[b + mark[z] - 1]       # arcs(x, z), closing y's
+            tri[z] += 1
+            clo[z] += axy                     # arcs(x, y), closing z's
+        tri[y] += found
         clo[y] += cy
-        tx += ty
+        tx += found
     tri[x] += tx
     clo[x] += cx
     for j in range(b, e):
@@ -50,16 +53,17 @@ def _row(indptr, ys, arcs, x, tri, clo, mark):
 
 
 @njit(parallel=True, **_OPTS)
-def wedge_count(indptr, ys, arcs, rows, triangles, closing, mark):
+def wedge_count(indptr, ys, arcs, rows, triangles, closing, mark, hits):
     """Rows ``rows[i, 0] <= x < rows[i, 1]`` of the oriented CSR ``(indptr, ys)`` (x < y) with pair
     multiplicities ``arcs``; row range i goes to copy ``i % copies``. ``triangles`` and ``closing``
-    are ``(copies, n)`` int64 zeros, ``mark`` ``(copies, n)`` int32 zeros (left zero)."""
+    are ``(copies, n)`` int64 zeros, ``mark`` ``(copies, n)`` int32 zeros (left zero), ``hits``
+    ``(copies, longest row)`` int64."""
     copies = triangles.shape[0]
     for c in prange(copies):
-        tri, clo, mk = triangles[c], closing[c], mark[c]
+        tri, clo, mk, hit = triangles[c], closing[c], mark[c], hits[c]
         for i in range(c, rows.shape[0], copies):
             for x in range(rows[i, 0], rows[i, 1]):
-                _row(indptr, ys, arcs, x, tri, clo, mk)
+                _row(indptr, ys, arcs, x, tri, clo, mk, hit)
 
 
 @njit(parallel=True, **_OPTS)
