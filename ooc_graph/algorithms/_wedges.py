@@ -34,16 +34,32 @@ def neighbour_pairs(xp, src, dst, n: int):
     ``a < b`` and ``arcs`` how many distinct arcs join them (1, or 2 when both directions exist;
     an undirected store holds both)."""
     keep = src != dst
-    keys = _unique(xp, src[keep] * n + dst[keep])  # distinct arcs
-    u, v = keys // n, keys % n
-    pair, arcs = _unique(xp, xp.minimum(u, v) * n + xp.maximum(u, v), counts=True)
-    return pair // n, pair % n, arcs.astype(np.int64)
+    # An arc's key: its pair, and which way it runs (unsigned: 2n² stays below 2^64 where n² < 2^63).
+    keys = _pair_keys(xp, n, src[keep].astype(np.uint64), dst[keep].astype(np.uint64))
+    keys = _unique(xp, keys)  # distinct arcs, sorted by pair
+    pair, arcs = _unique(xp, keys >> np.uint64(1), counts=True, presorted=True)
+    return (pair // np.uint64(n)).astype(np.int64), (pair % np.uint64(n)).astype(np.int64), arcs.astype(np.int64)
 
 
-def _unique(xp, keys, counts: bool = False):
-    """``xp.unique`` by sorting: NumPy 2.4's took 10.7 s on R-MAT-18's 7.6 M distinct arcs (keys
-    already sorted), a sort 0.07 s."""
-    keys = xp.sort(keys)
+def _pair_keys(xp, n, u, v, bit=None):
+    """``2 (min(u, v) n + max(u, v)) + bit`` (uint64; ``bit``: by default ``u > v``), ``u`` and
+    ``v`` used up, without a temporary beyond one array of bits."""
+    bit = u > v if bit is None else bit
+    keys = xp.minimum(u, v)
+    xp.maximum(u, v, out=v)
+    del u
+    keys *= np.uint64(n)
+    keys += v
+    del v
+    keys <<= np.uint64(1)
+    keys += bit
+    return keys
+
+
+def _unique(xp, keys, counts: bool = False, presorted: bool = False):
+    """``xp.unique`` by sorting (unless ``presorted``): NumPy 2.4's took 10.7 s on R-MAT-18's
+    7.6 M distinct arcs (keys already sorted), a sort 0.07 s."""
+    keys = keys if presorted else xp.sort(keys)
     first = xp.ones(len(keys), dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     if not counts:
@@ -53,19 +69,21 @@ def _unique(xp, keys, counts: bool = False):
 
 
 def orient(xp, n: int, a, b, arcs):
-    """The pairs oriented from the endpoint of lower (degree, id) to the higher, with the vertices
-    renumbered in that order: ``(ids, indptr, x, y, arcs)`` where ``ids[v]`` is v's new number,
-    ``x < y`` the pairs' new numbers sorted by ``(x, y)`` and ``indptr`` the CSR's row offsets
-    over x. Renumbered, a hub's out-pairs and their rows lie together (the CPU kernel took 1.9 s
-    instead of 3.1 on R-MAT-18, one thread)."""
+    """The pairs (``arcs`` 1 or 2, as :func:`neighbour_pairs` gives them) oriented from the
+    endpoint of lower (degree, id) to the higher, with the vertices renumbered in that order:
+    ``(ids, indptr, x, y, arcs)`` where ``ids[v]`` is v's new number, ``x < y`` the pairs' new
+    numbers sorted by ``(x, y)`` and ``indptr`` the CSR's row offsets over x. Renumbered, a hub's
+    out-pairs and their rows lie together (the CPU kernel took 1.9 s instead of 3.1 on R-MAT-18,
+    one thread)."""
     deg = xp.bincount(a, minlength=n) + xp.bincount(b, minlength=n)
     ids = xp.empty(n, dtype=np.int64)
     ids[xp.argsort(deg.astype(np.int64) * n + xp.arange(n, dtype=np.int64))] = xp.arange(n, dtype=np.int64)
-    a, b = ids[a], ids[b]
-    x, y = xp.minimum(a, b), xp.maximum(a, b)
-    del a, b
-    order = xp.argsort(x * n + y)
-    x, y, arcs = x[order], y[order], arcs[order]
+    # Sorted keys, the arcs in their lowest bit (a sort instead of an argsort and three gathers).
+    keys = _pair_keys(xp, n, ids[a].astype(np.uint64), ids[b].astype(np.uint64), arcs > 1)
+    keys.sort()
+    arcs = (keys & np.uint64(1)).astype(np.int64) + 1
+    keys >>= np.uint64(1)
+    x, y = (keys // np.uint64(n)).astype(np.int64), (keys % np.uint64(n)).astype(np.int64)
     indptr = xp.zeros(n + 1, dtype=np.int64)
     indptr[1:] = xp.cumsum(xp.bincount(x, minlength=n))
     return ids, indptr, x, y, arcs
