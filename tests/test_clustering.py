@@ -117,17 +117,18 @@ def test_budget_refused_before_reading(tmp_path):
         ooc_graph.triangle_count(G, device="cpu", memory="1MiB")
 
 
-def test_rmat_against_networkx(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_rmat_against_networkx(tmp_path, device):
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=3, progress=False)
     indptr, indices, _ = G.csr("out")
     H = nx.Graph()
     H.add_nodes_from(range(G.num_vertices))
     H.add_edges_from(zip(np.repeat(np.arange(G.num_vertices), np.diff(indptr)).tolist(), indices.tolist()))
-    t = ooc_graph.triangle_count(G, device="cpu")
+    t = ooc_graph.triangle_count(G, device=device)
     triangles, clustering = nx.triangles(H), nx.clustering(H)
     assert t.counts.tolist() == [triangles[v] for v in range(G.num_vertices)] and t.total > 1000
-    assert t.stats["wedges"] > 0 and t.stats["bytes_read"] > 0
-    np.testing.assert_allclose(ooc_graph.lcc(G, device="cpu").values,
+    assert t.stats["wedges"] > 0 and t.stats["bytes_read"] > 0 and t.device == device
+    np.testing.assert_allclose(ooc_graph.lcc(G, device=device).values,
                                [clustering[v] for v in range(G.num_vertices)], rtol=1e-12)
 
 
@@ -189,7 +190,10 @@ def test_kernels_equal_the_reference(monkeypatch, device):
     memory for none or many), and the ranks of a job share the work exactly."""
     xp, kernels, host = _backend(device)
     reference = _wedges._reference
-    for n, src, dst in _kernel_cases():
+    for i, (n, src, dst) in enumerate(_kernel_cases()):
+        if device == "gpu":  # grids of one and of three blocks: each warp strides over many pairs
+            from ooc_graph.kernels import gpu_wedges
+            monkeypatch.setattr(gpu_wedges, "_BLOCKS", [1, 3, 1 << 16][i % 3])
         a, b, arcs = _wedges.neighbour_pairs(np, src, dst, n)
         want = _wedges.count_reference(np, n, a, b, arcs, spare=1 << 20)
         monkeypatch.setattr(_wedges, "_reference", None)  # the kernel runs, or this fails
