@@ -437,5 +437,35 @@ def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
     return parent
 
 
+# Bytes per vertex of one thread's copy of wedge_count's counts (two int64) and marks (int32).
+WEDGE_COPY_BYTES = 20
+
+
+def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
+    """Triangles through the oriented pairs of the CSR ``(indptr, ys)`` (pair p joins ``xs[p]`` to
+    ``ys[p] > xs[p]`` by ``arcs[p]`` arcs; rows sorted) whose lower vertex lies in one of the row ranges
+    ``rows`` (k x 2, on the host): for every triangle x -> y, x -> z, y -> z, each of its three
+    vertices gets ``triangles[v] += 1`` and ``closing[v] +=`` the arcs joining the other two.
+    One compiled call over numba's threads, each adding into its own copy of the counts (as many
+    copies as ``spare`` bytes hold, at least one; range i goes to copy i mod copies). Returns
+    True, or None where the compiled kernels are unavailable (nothing done: the caller runs its
+    reference)."""
+    fast = compiled()
+    if fast is None:
+        return None
+    n = triangles.size
+    rows = np.ascontiguousarray(rows, np.int64).reshape(-1, 2)
+    copies = int(max(1, min(_threads(), len(rows), spare // (WEDGE_COPY_BYTES * max(n, 1)))))
+    tri, clo = np.zeros((copies, n), np.int64), np.zeros((copies, n), np.int64)
+    if n <= np.iinfo(np.uint32).max:  # 32-bit ids: 3.1 s instead of 3.8 on R-MAT-18
+        ys = ys.astype(np.uint32)
+    longest = int((indptr[1:] - indptr[:-1]).max()) if n else 0
+    fast.wedge_count(indptr, ys, arcs, rows, tri, clo, np.zeros((copies, n), np.int32),
+                     np.empty((copies, longest), np.int64))
+    fast.add_copies(tri, triangles)
+    fast.add_copies(clo, closing)
+    return True
+
+
 # The general edge operator's NumPy kernels live in cpu_edge.py; the engine sees them here.
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401

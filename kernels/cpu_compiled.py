@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_bfs import bfs_tree, int_levels  # noqa: F401  (the BFS with its tree, re-exported)
+from .cpu_wedges import add_copies, wedge_count  # noqa: F401  (triangles, re-exported)
 
 _OPTS = dict(cache=True, nogil=True)
 

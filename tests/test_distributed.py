@@ -492,8 +492,8 @@ def test_weighted_betweenness_on_two_gpus(tmp_path):
 
 @pytest.mark.parametrize("algo", ["triangle_count", "lcc"])
 def test_in_memory_algorithms_split_wedges_across_workers(client, tmp_path, algo):
-    """Every worker holds the graph and checks every size-th block of wedges; the budget leaves
-    room for blocks of ~5,000 wedges, so each of the three ranks gets several."""
+    """Every worker holds the graph and checks every size-th block of rows (blocks of about equal
+    wedges); the budget leaves the reference room for blocks of ~5,000 wedges."""
     from ooc_graph.algorithms.triangle_count import BYTES_PER_ARC, BYTES_PER_VERTEX
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=2, progress=False)
     memory = BYTES_PER_ARC * G.num_arcs + BYTES_PER_VERTEX * G.num_vertices + (1 << 20) + 64 * 5000

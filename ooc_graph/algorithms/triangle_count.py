@@ -45,6 +45,7 @@ def triangle_count(G, *, memory=None, device: str = "auto", device_memory=None,
     src, dst = run.arcs()
     a, b, arcs = _wedges.neighbour_pairs(xp, src, dst, g.num_vertices)
     del src, dst
-    counts, _, wedges = _wedges.count(xp, g.num_vertices, a, b, arcs, spare=run.spare, comm=run.comm)
+    counts, _, wedges = _wedges.count(xp, g.num_vertices, a, b, arcs, spare=run.spare, comm=run.comm,
+                                      kernels=run.backend.kernels)
     run.stats.update(arcs_processed=int(g.num_arcs), wedges=wedges)
     return run.finish(TriangleCountResult, {}, 1, True, store, counts=counts)
