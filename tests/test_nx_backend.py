@@ -261,3 +261,17 @@ def test_stores_are_in_memory_and_closed_with_the_graph(tmp_path, monkeypatch):
     gc.collect()
     assert plain.closed and weighted.closed
     assert list(tmp_path.iterdir()) == []
+
+
+def test_graphs_whose_views_disagree_are_left_to_networkx():
+    """networkx's _AntiGraph shows its complement through its edge view and the dense graph through
+    adj/degree/neighbors; networkx's core_number reads the latter, connected_components the
+    former. A converted graph cannot follow both: such a class is refused with the reason."""
+    from networkx.algorithms.approximation.kcomponents import _AntiGraph
+    K = nx.karate_club_graph()
+    A = _AntiGraph(nx.complement(K))
+    assert "overrides networkx's 'adj'" in BackendInterface.can_run("core_number", (A,), {})
+    for view in (K.subgraph(range(9)), nx.reverse_view(K.to_directed()), nx.freeze(nx.path_graph(3))):
+        assert BackendInterface.can_run("core_number", (view,), {}) is True
+    with nx.config(backend_priority=["ooc_graph"], fallback_to_nx=True):
+        assert nx.core_number(A) == nx.core_number(K)
