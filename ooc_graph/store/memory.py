@@ -113,7 +113,10 @@ class MemoryGroup:
 
     def get(self, name, default=None, getlink: bool = False):
         if getlink:
-            parent, last = self._parent(name, create=False)
+            try:
+                parent, last = self._parent(name, create=False)
+            except KeyError:  # a group on the way is missing
+                return default
             link = parent._members.get(last)
             return default if link is None else link if isinstance(link, h5py.SoftLink) else h5py.HardLink()
         node = self._walk(name)
