@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -32,9 +33,12 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_workers: int) -> I
     >>> list(ordered_map(lambda x: x * x, range(5), 3))
     [0, 1, 4, 9, 16]
     """
-    if num_workers <= 1:
-        yield from map(fn, items)
+    items = iter(items)
+    head = list(itertools.islice(items, 2))
+    if num_workers <= 1 or len(head) < 2:  # one item: no pool (starting its threads costs more)
+        yield from map(fn, itertools.chain(head, items))
         return
+    items = itertools.chain(head, items)
     pool = ThreadPoolExecutor(num_workers, thread_name_prefix="ooc-graph-worker")
     pending: deque = deque()
     try:

@@ -251,3 +251,36 @@ def test_vertex_function_is_one_line(monkeypatch):
     assert fn(G) == pytest.approx(nx.clustering(H))
     assert functions.FUNCTIONS["number_of_nodes"] is fn and list(fn.signature.parameters) == ["G"]
     assert fn.can_run({"G": H}) is True
+
+
+def test_stores_are_in_memory_and_closed_with_the_graph(tmp_path, monkeypatch):
+    """A converted graph's stores (one per weight attribute) are kept in memory: no file is
+    written, and they are closed when the converted graph goes."""
+    import gc
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    H = nx.path_graph(5)
+    nx.set_edge_attributes(H, 2, "weight")
+    G = BackendInterface.convert_from_nx(H, edge_attrs={"weight": 1})
+    plain, weighted = G.store(), G.store("weight")
+    assert plain is G.store(None) and weighted is G.store("weight") and plain is not weighted
+    assert plain.in_memory and weighted.in_memory and weighted.weighted and not plain.weighted
+    assert nx.single_source_dijkstra_path_length(G, 0, **B) == {i: 2 * i for i in range(5)}
+    del G
+    gc.collect()
+    assert plain.closed and weighted.closed
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_graphs_whose_views_disagree_are_left_to_networkx():
+    """networkx's _AntiGraph shows its complement through its edge view and the dense graph through
+    adj/degree/neighbors; networkx's core_number reads the latter, connected_components the
+    former. A converted graph cannot follow both: such a class is refused with the reason."""
+    from networkx.algorithms.approximation.kcomponents import _AntiGraph
+    K = nx.karate_club_graph()
+    A = _AntiGraph(nx.complement(K))
+    assert "overrides networkx's 'adj'" in BackendInterface.can_run("core_number", (A,), {})
+    for view in (K.subgraph(range(9)), nx.reverse_view(K.to_directed()), nx.freeze(nx.path_graph(3))):
+        assert BackendInterface.can_run("core_number", (view,), {}) is True
+    with nx.config(backend_priority=["ooc_graph"], fallback_to_nx=True):
+        assert nx.core_number(A) == nx.core_number(K)

@@ -45,11 +45,24 @@ class Backend:
         return int(free)
 
 
+_cupy_missing = False  # CuPy failed to import: Python does not remember that, and importing again
+#                       searches every path entry (a tenth of a millisecond, each call on a small graph)
+
+
 def gpu_available() -> bool:
+    global _cupy_missing
+    if _cupy_missing:
+        return False
     try:
         import cupy
+    except ImportError:
+        _cupy_missing = True
+        return False
+    except Exception:  # CuPy there but broken (its CUDA libraries): asked again next time
+        return False
+    try:
         return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # no CuPy, no driver, or no device: all mean "no GPU here"
+    except Exception:  # no driver, or no device: both mean "no GPU here"
         return False
 
 

@@ -19,8 +19,9 @@ from .output import check_flags, check_output
 from .strings import networkx_string_ends, string_array_source
 from .text import check_input, clip
 
-__all__ = ["convert", "GraphBuilder", "READERS"]
+__all__ = ["convert", "GraphBuilder", "READERS", "MEMORY"]
 log = logging.getLogger("ooc_graph.ingest")
+MEMORY = ":memory:"  # convert's output name for a store kept in memory
 
 
 def _python_source(obj, directed):
@@ -87,9 +88,13 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         DIMACS, ``ldbc`` Graphalytics .v/.e, ``adj`` adjacency lists, ``bin32``/``bin64`` raw pairs,
         ``npy``; ``.gz``/``.xz``/``.bz2`` are read compressed), or a numpy (m, 2)/(m, 3) array, a
         ``(src, dst[, weight])`` tuple, a scipy.sparse matrix or a networkx graph.
-    out : path
+    out : path or ":memory:"
         The store to write (HDF5), in an existing folder. Written under a temporary name and
         renamed on success; never the input itself, never over a file that is not a store.
+        ``":memory:"`` (as SQLite names it) keeps the store in memory (:class:`~ooc_graph.store.memory.MemoryGraph`: the
+        same datasets, read the same way, gone with the object; for small graphs, where writing
+        a file costs more than the algorithm). It cannot hold saved results or be opened by
+        worker processes.
     format : str, optional
         Input format; by default from the file suffix.
     directed : bool, optional
@@ -152,6 +157,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     """
     from ooc_graph.store import open_graph
 
+    in_memory = isinstance(out, str) and out == MEMORY
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                                chunk_arcs=chunk_arcs, workers=workers, device=device, interval_size=interval_size)
     check_flags(optional=("directed", "weighted", "relabel", "string_ids", "header"), directed=directed,
@@ -167,13 +173,15 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         if header is not None and fmt != "csv":
             raise ParameterError(f"header= applies to csv files (got format {fmt!r})")
         check_input(path)
-        check_output(out, overwrite=overwrite, inputs=input_files(path, fmt))
+        if not in_memory:
+            check_output(out, overwrite=overwrite, inputs=input_files(path, fmt))
         src = READERS[fmt](path, reader_options(memory, delimiter=delimiter, string_ids=string_ids, header=header))
         description = f"{fmt}:{path}"
     else:
         if format is not None or string_ids is not None or header is not None:
             raise ParameterError("format=, string_ids= and header= apply to files only")
-        check_output(out, overwrite=overwrite)
+        if not in_memory:
+            check_output(out, overwrite=overwrite)
         src = _python_source(source, directed)
         description = f"python:{type(source).__name__}"
 
@@ -191,7 +199,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     if strings and (num_vertices is not None or relabel):
         raise ParameterError(f"{description}: vertex ids are strings; num_vertices= and relabel=True do not apply")
 
-    with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=num_vertices or src.num_vertices,
+    with GraphBuilder(None if in_memory else out, directed=directed, weighted=weighted,
+                      num_vertices=num_vertices or src.num_vertices,
                       labels=src.labels, relabel=None if strings else relabel,
                       drop_self_loops=drop_self_loops, dedupe=dedupe,
                       memory=memory, interval_size=interval_size, chunk_arcs=chunk_arcs,
@@ -210,4 +219,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         bar.close()
         builder.stages.add("parse", time.perf_counter() - started - builder.stages.seconds.get("add", 0.0))
         builder.finish()
+    if in_memory:
+        from ooc_graph.store.memory import MemoryGraph
+        return MemoryGraph(builder.memory_file, description)
     return open_graph(out)

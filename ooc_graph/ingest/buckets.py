@@ -16,7 +16,7 @@ import numpy as np
 from ooc_graph.store.writer import append, create_appendable, write_array
 
 from . import sorting
-from .scratch import Spill
+from .scratch import Spill, append_to
 
 # Peak bytes per arc while one bucket is sorted and laid out (int32 ids; int64 ids add 8): the
 # int64 key and the decoded ids, then one interval's block layout (order, radix-sort buffers,
@@ -173,8 +173,7 @@ class Pieces:
                              (blk.block_src[0], blk.block_dst))
             cols = {"src": blk.src_local, "dst": blk.dst_local, "w": blk.weight}
             for c, p in self.paths.items():
-                with open(p, "ab") as f:
-                    np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
+                append_to(p, cols[c], self.dtypes[c])
             self.parts.append((int(major), minors, blk.block_len, self.count))
             self.count += int(blk.block_len.sum())
 

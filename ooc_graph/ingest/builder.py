@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
+from ooc_graph.store.memory import MemoryFile
 from ooc_graph.store.writer import AtomicFile
 
 from . import buckets as B
@@ -52,6 +54,9 @@ class GraphBuilder(StoreWriting):
     also stores the CEL augmentation (``partitioning/FORMAT.md``) for asynchronous execution.
     ``string_labels`` (strictly increasing strings) are the original ids of vertices 0..n-1 when
     the input named vertices by strings: edges then arrive as positions in that list.
+    ``path=None`` writes the store into a :class:`~ooc_graph.store.memory.MemoryFile` instead of a
+    file (:attr:`memory_file` once finished); scratch, if the input outgrows memory, goes to the
+    system's temporary folder.
     """
 
     def __init__(self, path, *, directed: bool, weighted: bool, num_vertices: int | None = None,
@@ -71,7 +76,8 @@ class GraphBuilder(StoreWriting):
         self.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                            chunk_arcs=chunk_arcs, workers=workers, device=device)
         self._gpu = check_device(device)
-        self.path = Path(path)
+        self.path = None if path is None else Path(path)
+        self.memory_file = None  # the store, when path is None, once finished
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
         self.labels = None if labels is None else np.unique(np.asarray(labels, dtype=np.int64))
@@ -88,14 +94,16 @@ class GraphBuilder(StoreWriting):
         self.progress = progress
         n_known = self.num_vertices if self.labels is None else len(self.labels)
         M.check_vertices(n_known or 0, self.memory)
-        check_output(self.path, overwrite=self.overwrite)
-        remove_stale(self.path.parent)
+        if self.path is not None:
+            check_output(self.path, overwrite=self.overwrite)
+            remove_stale(self.path.parent)
         self._guard = TermGuard()
         try:
-            self._scratch = make_scratch(self.path.parent, self.path.name)
+            self._scratch = (make_scratch(self.path.parent, self.path.name) if self.path is not None else
+                             make_scratch(Path(tempfile.gettempdir()), "memory", create=False))
         except OSError as err:
             self._guard.release()
-            raise write_failure(self.path, err) from err
+            raise write_failure(self.path or "<in memory>", err) from err
         # Ids known to lie in [0, n) with n < 2**31 spill as int32: half the scratch disk.
         self._spill = Spill(self._scratch, "input", self.weighted,
                             narrow=self.labels is None and self.relabel is not True
@@ -189,7 +197,7 @@ class GraphBuilder(StoreWriting):
             if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
                 self._spill.to_disk()
         except OSError as err:
-            raise write_failure(self.path, err) from err
+            raise write_failure(self.path or "<in memory>", err) from err
 
     def _stored_weights(self, weight, locate):
         """Weights in the store's type; a weight that is not finite, or that the type turns into
@@ -307,13 +315,13 @@ class GraphBuilder(StoreWriting):
         return src, dst, w
 
     # -- output ---------------------------------------------------------------------------------
-    def finish(self) -> Path:
-        """Write the store and rename it into place; returns its path."""
+    def finish(self) -> Path | None:
+        """Write the store and rename it into place; returns its path (None: in memory)."""
         try:
             try:
                 path = self._finish()
             except OSError as err:  # the disk or the file system, while writing scratch or store
-                raise write_failure(self.path, err) from err
+                raise write_failure(self.path or "<in memory>", err) from err
         except BaseException as exc:
             self._close(exc)
             raise
@@ -409,6 +417,11 @@ class GraphBuilder(StoreWriting):
         release_free_memory()
         self.stages.add("scatter", time.perf_counter() - t)
 
+        if self.path is None:
+            self.memory_file = MemoryFile()
+            self._write(self.memory_file, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
+                        out_buckets, out_edges)
+            return None
         out = AtomicFile(self.path)
         try:
             with h5py.File(out.tmp, "w") as h5:

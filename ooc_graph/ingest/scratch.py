@@ -4,7 +4,9 @@ conversion into that folder.
 
 Scratch folders are named ``.NAME.build-<pid>-<random>`` and temporary stores
 ``.NAME.<pid>-<random>.partial`` (:class:`ooc_graph.store.writer.AtomicFile`), so that the pid tells
-whether their writer is still alive.
+whether their writer is still alive. A store built in memory has its scratch folder in the
+system's temporary folder, made only when something is spilled (most such builds spill nothing,
+and making and removing a folder costs more than they do).
 """
 
 from __future__ import annotations
@@ -59,8 +61,7 @@ class Spill:
             self.pieces.append({c: np.array(cols[c], dtype=ids if c != "w" else self.dtypes[c]) for c in self.paths})
         else:
             for c, p in self.paths.items():
-                with open(p, "ab") as f:
-                    np.ascontiguousarray(cols[c], dtype=self.dtypes[c]).tofile(f)
+                append_to(p, cols[c], self.dtypes[c])
         self.count += len(src)
 
     def to_disk(self) -> None:
@@ -69,9 +70,8 @@ class Spill:
             return
         pieces, self.pieces = self.pieces, None
         for c, p in self.paths.items():
-            with open(p, "ab") as f:
-                for piece in pieces:
-                    piece.pop(c).astype(self.dtypes[c], copy=False).tofile(f)
+            for piece in pieces:
+                append_to(p, piece.pop(c), self.dtypes[c])
         del pieces
 
     def read(self, step: int, *, wide: bool = True):
@@ -128,9 +128,24 @@ class Spill:
             p.unlink(missing_ok=True)
 
 
-def make_scratch(folder: Path, name: str) -> Path:
-    """A new private scratch folder ``.NAME.build-<pid>-<random>`` in ``folder``."""
+def make_scratch(folder: Path, name: str, *, create: bool = True) -> Path:
+    """A new private scratch folder ``.NAME.build-<pid>-<random>`` in ``folder``; with
+    ``create=False`` only its name, the folder being made by the first :func:`append_to`."""
+    if not create:
+        return folder / f".{name}.build-{os.getpid()}-{os.urandom(8).hex()}"
     return Path(tempfile.mkdtemp(prefix=f".{name}.build-{os.getpid()}-", dir=folder))
+
+
+def append_to(path: Path, values, dtype) -> None:
+    """Append ``values`` as ``dtype`` to the scratch file ``path``, making its folder if it is not there
+    yet (private to this user, as ``mkdtemp`` makes it)."""
+    try:
+        f = open(path, "ab")
+    except FileNotFoundError:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        f = open(path, "ab")
+    with f:
+        np.ascontiguousarray(values, dtype=dtype).tofile(f)
 
 
 def _alive(pid: int) -> bool:

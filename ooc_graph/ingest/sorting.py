@@ -29,11 +29,8 @@ _GPU = threading.Lock()
 
 
 def gpu_available() -> bool:
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # no CuPy, no driver, or no device: all mean "no GPU here"
-        return False
+    from ooc_graph.engine.backend import gpu_available
+    return gpu_available()
 
 
 def check_device(device: str) -> bool:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import weakref
 
 import numpy as np
@@ -11,8 +9,10 @@ import numpy as np
 
 class StoreGraph:
     """A networkx graph as ooc_graph sees it: nodes numbered ``0..n−1`` in networkx's order and
-    the edges as arrays; :meth:`store` writes a temporary store (one per weight attribute) on
-    first use, removed when this object goes."""
+    the edges as arrays; :meth:`store` builds a store in memory (one per weight attribute) on
+    first use, closed when this object goes. In memory because networkx converts a graph for
+    every call (unless ``nx.config.cache_converted_graphs``): a file's datasets cost ten times the
+    call on a small graph, and the networkx graph already holds far more memory than its store."""
 
     __networkx_backend__ = "ooc_graph"
 
@@ -37,8 +37,6 @@ class StoreGraph:
             self.weights[attr] = (np.asarray(values, dtype=np.float64).reshape(len(edges)), integral)
         self._nx = nx
         self._stores: dict = {}
-        self._dir = None
-        self._finalizer = None
 
     # -- what networkx asks of a graph ------------------------------------------------------------
     def is_directed(self) -> bool:
@@ -78,17 +76,14 @@ class StoreGraph:
         key = weight if w is not None else None
         if key not in self._stores:
             import ooc_graph
-            if self._dir is None:
-                self._dir = tempfile.mkdtemp(prefix="ooc-graph-nx-")
-                self._finalizer = weakref.finalize(self, _remove, self._dir, self._stores)
+            if not self._stores:
+                weakref.finalize(self, _close, self._stores)  # frees the engines' caches (GPU memory)
             edges = (self.src, self.dst) if w is None else (self.src, self.dst, w)
-            self._stores[key] = ooc_graph.convert(
-                edges, f"{self._dir}/g{len(self._stores)}.h5", directed=self.directed,
-                num_vertices=len(self.nodes), weight_dtype="float64", progress=False)
+            self._stores[key] = ooc_graph.convert(edges, ":memory:", directed=self.directed,
+                                                  num_vertices=len(self.nodes), weight_dtype="float64", progress=False)
         return self._stores[key]
 
 
-def _remove(folder, stores):
+def _close(stores):
     for g in stores.values():
         g.close()
-    shutil.rmtree(folder, ignore_errors=True)

@@ -111,6 +111,13 @@ def _device(client, workers, device: str) -> str:
     return "gpu" if all(seen.values()) else "cpu"
 
 
+def _not_in_memory(graph) -> None:
+    """Workers open the store by its path: a store kept in memory has none."""
+    if getattr(graph, "in_memory", False):
+        raise ParameterError(f"{graph.path}: worker processes open a store by its path, and this one is kept in "
+                             "memory; convert the graph into a file (ooc_graph.convert(..., 'graph.h5'))")
+
+
 def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto", store=False, **kwargs) -> "Job":
     """Queue ``algorithm`` on the store ``graph`` (a path every worker can read, or an open
     Graph) on a dask cluster, and return its :class:`Job` without waiting.
@@ -130,6 +137,7 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     >>> job.result().values                                                         # doctest: +SKIP
     """
     kwargs = _bind(algorithm, dict(kwargs))  # before any cluster is asked
+    _not_in_memory(graph)
     client = _cluster.as_client(client)
     if not (hasattr(graph, "path") or isinstance(graph, (str, os.PathLike))):
         raise ParameterError(f"graph must be a path to a store or an open Graph (got {type(graph).__name__})")
@@ -359,6 +367,7 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
         raise ParameterError(f"give one of gpus=, client= or workers= (got {', '.join(given)})")
     device = kwargs.pop("device", "auto")
     store = kwargs.pop("store", False)
+    _not_in_memory(G)  # before a cluster is started for it
     if gpus is not None:
         if device not in ("auto", "gpu"):
             raise ParameterError(f"gpus= runs on GPUs; device={device!r} contradicts it")

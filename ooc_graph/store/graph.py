@@ -81,6 +81,8 @@ class Graph:
     it on its next read, checking that it is still the same graph (``store_id``).
     """
 
+    in_memory = False  # a store without a file (ooc_graph.store.memory.MemoryGraph)
+
     def __init__(self, path, *, lock_timeout=None):
         if not isinstance(path, (str, os.PathLike)):
             raise ParameterError(f"expected the path of a graph store (got {type(path).__name__})")
