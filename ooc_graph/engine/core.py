@@ -311,7 +311,6 @@ class Engine(Traversals, ChunkStream):
         ``out`` unset in a distributed run (only :attr:`owned` is valid). Returns ``out``.
         See :mod:`.edge_map` for what streams and how ``most_frequent`` spans chunks.
         """
-        self.comm.join()  # x may be a gather still on its way
         from .edge_map import edge_map
         return edge_map(self, f, x, monoid=monoid, out=out, x_dst=x_dst, y=y, frontier=frontier,
                         direction=direction, gather=gather)

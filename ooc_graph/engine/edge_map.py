@@ -90,6 +90,7 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, y=
             out = xp.full(n, identity(monoid, dtype), dtype=dtype)
     elif getattr(out, "shape", None) != (n,):
         raise ParameterError(f"out must be an array of {n} values (got shape {getattr(out, 'shape', None)})")
+    engine.comm.join()  # x may be a gather still on its way (queued without waiting)
     active = intervals = None
     if frontier is not None:
         active = _frontier_mask(engine, frontier)
