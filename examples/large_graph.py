@@ -79,7 +79,9 @@ def run(a) -> list:
                 rows.append({"stage": f"start cluster ({label})", "seconds": time.perf_counter() - t})
                 print(f"{rows[-1]['stage']:<28s} {rows[-1]['seconds']:9.2f} s", flush=True)
             for algo, kw in (("pagerank", {"tol": 1e-6}), ("bfs", {"source": source}), ("wcc", {})):
-                G.release()
+                G.release()  # every call reads the store: this process's engine and the workers' alike
+                if where:
+                    ooc_graph.runtime.release()
                 t = time.perf_counter()
                 r = getattr(ooc_graph, algo)(G, device="gpu" if gpu else "cpu", **budgets, **where, **kw)
                 _stage(rows, f"{algo} ({label})", time.perf_counter() - t, r.stats["arcs_processed"])
