@@ -34,7 +34,8 @@ log = logging.getLogger("ooc_graph.engine")
 class Sums:
     """Sums of an iteration (:meth:`Engine.sum_over_workers` with ``wait=False``): ``device`` as
     computed (kernels queued later may read them), :meth:`host` the host array once it is there.
-    In a distributed run the host array ends with the ranks' stop flag, handed to ``agreed``."""
+    ``wait(event)`` waits for them to arrive (the comm's :meth:`~.exchange.Comm.wait_for`). In a
+    distributed run the host array ends with the ranks' stop flag, handed to ``agreed``."""
 
     def __init__(self, device, host, event=None, wait=None, agreed=None):
         self.device, self._host, self._event = device, host, event
@@ -42,7 +43,7 @@ class Sums:
 
     def host(self) -> np.ndarray:
         if self._event is not None:
-            (self._wait or type(self._event).synchronize)(self._event)
+            self._wait(self._event)
             self._event = None
         host = np.asarray(self._host, np.float64)
         if self._agreed is None:
@@ -193,7 +194,7 @@ class Engine(Traversals, ChunkStream):
             if not (self.sums_arrive_late and isinstance(values, xp.ndarray)):
                 return Sums(values, self.sum_over_workers(values))
             if self.comm.size == 1:
-                return Sums(values, *self.backend.kernels.to_host_later(values))
+                return Sums(values, *self.backend.kernels.to_host_later(values), wait=self.comm.wait_for)
             buf = self._with_stop_flag(values)
             self.comm.allreduce_array(buf, "sum", wait=False)
             with self.comm.queue_stream():  # behind the all-reduce, wherever the comm queued it

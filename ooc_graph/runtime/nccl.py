@@ -94,6 +94,22 @@ class NcclComm(Comm):
     def queue_stream(self):
         return self._side if self._side_done is not None else super().queue_stream()
 
+    def _stream(self, wait: bool):
+        """Where to queue a collective: the current stream once it has joined the side stream
+        (one to wait for), else the side stream behind the current stream's work."""
+        if not wait:
+            return self._queue_on_side()
+        self.join()
+        return cp.cuda.get_current_stream()
+
+    def _finish(self, wait: bool, stream) -> None:
+        """Wait for a collective queued by :meth:`_stream`, or mark the side stream's work as not
+        yet joined."""
+        if wait:
+            self._wait()
+        else:
+            self._side_done = stream.record()
+
     def _wait(self, until=None) -> None:
         """Wait for the collectives queued on the current stream (or ``until``, an event recorded
         behind some of them), watching the peers."""
@@ -118,26 +134,19 @@ class NcclComm(Comm):
         return x.data.ptr + offset * x.itemsize
 
     def gather_owned(self, x, wait: bool = True) -> int:
-        side = None if wait else self._queue_on_side()
-        if wait:
-            self.join()
-        stream = (side or cp.cuda.get_current_stream()).ptr
+        queue = self._stream(wait)
         kind = _TYPES[x.dtype]
         nccl.groupStart()
         for r, (lo, hi) in enumerate(self.ranges):
             if hi > lo:
-                self.nccl.broadcast(self._ptr(x, lo), self._ptr(x, lo), hi - lo, kind, r, stream)
+                self.nccl.broadcast(self._ptr(x, lo), self._ptr(x, lo), hi - lo, kind, r, queue.ptr)
         nccl.groupEnd()
-        if wait:
-            self._wait()
-        else:
-            self._side_done = side.record()
+        self._finish(wait, queue)
         lo, hi = self.owned
         return (hi - lo) * x.itemsize * (self.size - 1)
 
     def merge_min(self, state, changed) -> int:
-        self.join()
-        stream = cp.cuda.get_current_stream().ptr
+        stream = self._stream(wait=True).ptr
         ids = cp.flatnonzero(changed)
         self._count[0] = ids.size
         self.nccl.allGather(self._ptr(self._count), self._ptr(self._counts), 1, nccl.NCCL_INT64, stream)
@@ -168,15 +177,13 @@ class NcclComm(Comm):
         return most * (8 + state.itemsize)
 
     def reduce_min(self, x) -> int:
-        self.join()
-        stream = cp.cuda.get_current_stream().ptr
+        stream = self._stream(wait=True).ptr
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], nccl.NCCL_MIN, stream)
         self._wait()
         return x.nbytes
 
     def allreduce(self, value, op: str = "sum"):
-        self.join()
-        stream = cp.cuda.get_current_stream().ptr
+        stream = self._stream(wait=True).ptr
         host = np.atleast_1d(np.asarray(value, np.float64))
         buf = cp.asarray(host)
         self.nccl.allReduce(self._ptr(buf), self._ptr(buf), buf.size, nccl.NCCL_FLOAT64, _OPS[op], stream)
@@ -187,15 +194,9 @@ class NcclComm(Comm):
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
     def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:
-        side = None if wait else self._queue_on_side()
-        if wait:
-            self.join()
-        stream = (side or cp.cuda.get_current_stream()).ptr
-        self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], stream)
-        if wait:
-            self._wait()
-        else:
-            self._side_done = side.record()
+        queue = self._stream(wait)
+        self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], queue.ptr)
+        self._finish(wait, queue)
 
     def wait_for(self, event) -> None:
         self._wait(event)
