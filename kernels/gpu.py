@@ -192,6 +192,25 @@ def scatter_min(state, ids, values, changed) -> None:
             (ids, values, state.view(cp.uint64), changed, np.int64(ids.size)))
 
 
+@cp.memoize(for_each_device=True)
+def _merge_level_kernel():
+    return cp.ElementwiseKernel(
+        "raw uint8 bits, int64 stride, int32 ranks, float64 value", "float64 state, uint8 changed",
+        """
+        const unsigned char mask = 0x80 >> (i & 7);  // packbits' order: the first vertex is the high bit
+        bool any = false;
+        for (int r = 0; r < ranks; r++) any |= (bits[r * stride + (i >> 3)] & mask) != 0;
+        if (any) { changed = 1; if (value < state) state = value; }
+        """, "ooc_graph_merge_level")
+
+
+def merge_level(state, changed, bits, ranks: int, value: float) -> None:
+    """``changed |= any rank's flag``, then ``state = min(state, value)`` where changed: the flags
+    of ``ranks`` ranks packed by ``cupy.packbits`` back to back in ``bits`` (merging a level of
+    a level-synchronous traversal)."""
+    _merge_level_kernel()(bits, np.int64(bits.size // ranks), np.int32(ranks), float(value), state, changed)
+
+
 # Blocks of the PageRank step: enough to fill the GPU, few partial sums to add.
 _STEP_BLOCKS = 1024
 

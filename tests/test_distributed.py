@@ -517,3 +517,59 @@ def test_a_worker_does_not_reuse_a_graph_whose_store_was_replaced(tmp_path):
     h = _checkout(path)
     assert h is not g and h.store_id != first and h.num_arcs == 3 and g.closed
     h.close()
+
+
+class _ThreadMesh:
+    """The ranks of a job as threads of this process: allgather through a shared list."""
+
+    def __init__(self, rank, slots, barrier):
+        self.rank, self.size, self.slots, self.barrier, self.bytes_sent = rank, len(slots), slots, barrier, 0
+
+    def allgather(self, payload):
+        self.slots[self.rank] = bytes(payload)
+        self.bytes_sent += len(self.slots[self.rank]) * (self.size - 1)
+        self.barrier.wait()
+        parts = list(self.slots)
+        self.barrier.wait()
+        return parts
+
+
+def level_changes(rng, n, size, share):
+    """A merged state, then each rank's copy after it relaxed some vertices to the next level."""
+    import ooc_graph.runtime.host  # noqa: F401  (the import checks it needs no dask)
+    base = np.where(rng.random(n) < 0.4, rng.integers(0, 3, n).astype(np.float64), np.inf)
+    value = 3.0
+    copies = []
+    for _ in range(size):
+        state, changed = base.copy(), np.zeros(n, np.uint8)
+        hit = (rng.random(n) < share) & (base > value)
+        state[hit], changed[hit] = value, 1
+        copies.append((state, changed))
+    expected = np.minimum.reduce([s for s, _ in copies]), np.maximum.reduce([c for _, c in copies])
+    return copies, value, expected
+
+
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("share", [0.0, 0.001, 0.3])  # nothing, a few ids, or the bit flags
+def test_merge_level_equals_merge_min(size, share):
+    """A level's merge sends only flags (or the changed ids) and gives what merging the whole
+    state does."""
+    import threading
+
+    from ooc_graph.runtime.host import HostComm
+    rng = np.random.default_rng(size * 10 + int(share * 1000))
+    n = 5003
+    copies, value, (want_state, want_changed) = level_changes(rng, n, size, share)
+    slots, barrier = [None] * size, threading.Barrier(size)
+    comms = [HostComm(_ThreadMesh(r, slots, barrier), [(0, n)] * size) for r in range(size)]
+    sent = [0] * size
+    threads = [threading.Thread(target=lambda r: sent.__setitem__(r, comms[r].merge_level(*copies[r], value)),
+                                args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for state, changed in copies:
+        np.testing.assert_array_equal(state, want_state)
+        np.testing.assert_array_equal(changed, want_changed)
+    assert max(sent) <= (size - 1) * (1 + max(n // 8 + 1, 8 * int(want_changed.sum())))

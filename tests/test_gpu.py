@@ -310,3 +310,21 @@ def test_near_far_relaxes_fewer_arcs_on_a_mesh(tmp_path, monkeypatch):
     assert on.stats["near_far_bounds"] > 1 and on.stats["advances"] > 0
     assert on.stats["arcs_processed"] < off.stats["arcs_processed"]
     G.close()
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_merge_level_kernel_ors_flags_and_sets_the_level(ranks):
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu as kgpu
+    rng = np.random.default_rng(ranks)
+    n = 1001
+    state = np.where(rng.random(n) < 0.5, 2.0, np.inf)
+    changed = (rng.random(n) < 0.1).astype(np.uint8)
+    flags = [(rng.random(n) < 0.2).astype(np.uint8) for _ in range(ranks)]
+    bits = cp.asarray(np.concatenate([np.packbits(f) for f in flags]))
+    s, c = cp.asarray(state), cp.asarray(changed)
+    kgpu.merge_level(s, c, bits, ranks, 1.0)
+    anyone = np.maximum.reduce(flags).astype(bool)
+    np.testing.assert_array_equal(c.get(), changed | anyone)
+    np.testing.assert_array_equal(s.get(), np.where(anyone, np.minimum(state, 1.0), state))

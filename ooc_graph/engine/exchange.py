@@ -40,6 +40,13 @@ class Comm:
         vertices changed)."""
         return 0
 
+    def merge_level(self, state, changed, value: float) -> int:
+        """:meth:`merge_min` for a level-synchronous traversal, in which every vertex changed on
+        any rank took the same ``value``: ``changed = or over ranks``, then ``state = min(state,
+        value)`` where changed. Only the flags travel, one bit per vertex (a dense merge sends
+        the state too: nine bytes per vertex), and no count has to be agreed on first."""
+        return 0
+
     def reduce_min(self, x) -> int:
         """``x = min over ranks``, elementwise."""
         return 0

@@ -237,8 +237,8 @@ class Traversals:
                 if idle >= SWEEP_PATIENCE:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
-            if bottom:  # only each rank's own vertices changed: theirs replace the others' copies
-                self._exchange(self._gather_owned_pair, state, changed)
+            if level is not None:  # every vertex changed took the level's value: only flags travel
+                self._exchange(self.comm.merge_level, state, changed, level)
             else:
                 self._exchange(self.comm.merge_min, state, changed)
             if near is None:
@@ -249,11 +249,6 @@ class Traversals:
             log.info("iteration %d: %s, next frontier %d vertices", iterations, kind, int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations
-
-    def _gather_owned_pair(self, state, changed) -> int:
-        """Every rank's range of ``state`` and ``changed`` from its owner (half the bytes of the
-        merge's all-reduce, and no count to agree on first)."""
-        return self.comm.gather_owned(state, wait=False) + self.comm.gather_owned(changed)
 
     def _whole_csr(self, plus):
         """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and

@@ -52,6 +52,24 @@ class HostComm(Comm):
                                 np.frombuffer(body[8 * k:], dtype=state.dtype), changed)
         return self._sent(before)
 
+    def merge_level(self, state, changed, value: float) -> int:
+        before = self.mesh.bytes_sent
+        ids = np.flatnonzero(changed)
+        bits = None if ids.size * 64 < changed.size else np.packbits(changed)  # the smaller: ids or bits
+        payload = b"S" + ids.astype(np.int64).tobytes() if bits is None else b"B" + bits.tobytes()
+        merged = changed.astype(bool)
+        for r, part in enumerate(self.mesh.allgather(payload)):
+            if r == self.rank:
+                continue
+            body = np.frombuffer(memoryview(part)[1:], dtype=np.int64 if part[:1] == b"S" else np.uint8)
+            if part[:1] == b"S":
+                merged[body] = True
+            else:
+                merged |= np.unpackbits(body, count=changed.size).view(bool)
+        np.minimum(state, value, out=state, where=merged)
+        changed[merged] = 1
+        return self._sent(before)
+
     def reduce_min(self, x) -> int:
         before = self.mesh.bytes_sent
         for r, part in enumerate(self.mesh.allgather(np.ascontiguousarray(x))):

@@ -176,6 +176,15 @@ class NcclComm(Comm):
         self._wait()
         return most * (8 + state.itemsize)
 
+    def merge_level(self, state, changed, value: float) -> int:
+        stream = self._stream(wait=True).ptr
+        bits = cp.packbits(changed)
+        every = cp.empty(bits.size * self.size, dtype=np.uint8)
+        self.nccl.allGather(self._ptr(bits), self._ptr(every), bits.size, nccl.NCCL_UINT8, stream)
+        gpu.merge_level(state, changed, every, self.size, value)
+        self._wait()
+        return bits.nbytes
+
     def reduce_min(self, x) -> int:
         stream = self._stream(wait=True).ptr
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], nccl.NCCL_MIN, stream)
