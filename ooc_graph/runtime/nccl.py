@@ -1,9 +1,9 @@
 """The engine's collectives among GPU workers: NCCL (CuPy's bindings) on the compute stream.
 
 Collectives that need not be waited for (``gather_owned`` and ``allreduce_array`` with
-``wait=False``) go on a side stream instead, behind the work queued so far, so that kernels
-queued next overlap them: PageRank's pull over the arcs from a rank's own sources runs while the
-other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute stream wait for them;
+``wait=False``) go on a side stream of the highest priority instead, behind the work queued so
+far, so that kernels queued next overlap them: PageRank's pull over the arcs from a rank's own
+sources runs while the other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute stream wait for them;
 every other collective joins first, so the communicator's operations never run at once.
 
 The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh. NCCL
@@ -65,6 +65,17 @@ def drop(key: tuple, abort: bool = False) -> None:
             pass
 
 
+def _priority_stream():
+    """A non-blocking stream of the device's highest priority: the few blocks of an NCCL kernel
+    queued there are scheduled before the next waiting blocks of the kernels it overlaps (a
+    pull over every SM would otherwise hold it back until the pull's last wave)."""
+    try:
+        _, greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()
+        return cp.cuda.Stream(non_blocking=True, priority=greatest)
+    except (AttributeError, TypeError):  # a CuPy without stream priorities
+        return cp.cuda.Stream(non_blocking=True)
+
+
 class NcclComm(Comm):
     """Collectives for a job whose workers each drive one GPU."""
 
@@ -82,7 +93,7 @@ class NcclComm(Comm):
     def _queue_on_side(self):
         """The side stream, made to wait for the work queued so far on the current stream."""
         if self._side is None:
-            self._side = cp.cuda.Stream(non_blocking=True)
+            self._side = _priority_stream()
         self._side.wait_event(cp.cuda.get_current_stream().record())
         return self._side
 
