@@ -143,12 +143,11 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
             converged, late = look(*late), None
     if ahead and late is not None and not converged:  # the last step, stopped by max_iter
         converged = look(*late)
-    eng.gather(x)
     if mode == "graphalytics":
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
               "personalized": personalization is not None, "weight": weight}
-    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x))
+    return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x, gathered=False))
 
 
 def _probably_last(seen, tol: float) -> bool:

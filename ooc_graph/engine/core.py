@@ -149,11 +149,15 @@ class Engine(Traversals, ChunkStream):
         """Whether each worker writes only its own vertices of a result (shared memory)."""
         return self.comm.size > 1 and self.host_empty is not None
 
-    def result(self, array):
+    def result(self, array, *, gathered: bool = True):
         """A final per-vertex result in host memory, as the run returns it. In one process: the
         array itself on the CPU, else a copy into memory prepared meanwhile. In a distributed job
         whose workers share the client's host, each worker copies its own vertices into the same
-        shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``."""
+        shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``.
+        ``gathered=False``: only this worker's own vertices of ``array`` are current, and the
+        others are fetched only where a whole array is returned (every rank must call it)."""
+        if not gathered and self.comm.size > 1 and not self._slices:
+            self.gather(array)
         self.comm.join()
         if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
             return None
