@@ -52,4 +52,4 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
         xp.copyto(out, depth, casting="unsafe", where=xp.isfinite(depth))
     return run.finish(BFSResult, "bfs", {"source": source if isinstance(source, str) else int(source),
                                                  "execution": execution}, levels, True, store,
-                      depth=eng.result(out), parent=eng.result(parent))
+                      depth=eng.result(out), parent=eng.result(parent, gathered=False))

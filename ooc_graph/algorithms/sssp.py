@@ -58,4 +58,4 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     passes, parent = eng.shortest_paths(dist, plus=plus, source=s, execution=execution)
     return run.finish(SSSPResult, "sssp", {"source": source if isinstance(source, str) else int(source),
                                                    "execution": execution}, passes, True, store,
-                      distance=eng.result(dist), parent=eng.result(parent))
+                      distance=eng.result(dist), parent=eng.result(parent, gathered=False))

@@ -292,7 +292,9 @@ class Traversals:
 
     def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
-        Where the compiled CPU kernels hold the CSR in memory, one traversal does both."""
+        Where the compiled CPU kernels hold the CSR in memory, one traversal does both. In a
+        distributed run only this worker's own vertices of ``parent`` may be current: return it
+        with ``result(parent, gathered=False)``."""
         if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
             raise choice("execution", execution, EXECUTIONS)
         k = self.backend.kernels
@@ -311,7 +313,7 @@ class Traversals:
                 self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
                 return iterations, parent
         iterations = self.propagate_min(state, plus=plus, frontier=[source], execution=execution)
-        return iterations, self.tight_parents(state, plus=plus, root=source)
+        return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False)
 
     def _bfs_tree(self, state, plus, source: int):
         """``shortest_paths`` for unit increments from a fresh state, in one compiled call
@@ -376,12 +378,14 @@ class Traversals:
             return active | self.backend.to_host(padded.reshape(len(active), size).any(axis=1))
         return live
 
-    def tight_parents(self, dist, *, plus, root: int):
+    def tight_parents(self, dist, *, plus, root: int, gathered: bool = True):
         """A shortest-path tree of ``dist``: parent[v] is the smallest u with dist[u] + w == dist[v].
 
         Strictly shorter tight arcs first; vertices reached only over zero-weight arcs are then
         resolved in further passes, each from the vertices resolved before it. -1 marks the root
-        and unreached vertices.
+        and unreached vertices. ``gathered=False``: in a distributed run the other workers'
+        vertices of the tree are fetched only where a further pass needs them (zero-weight arcs),
+        so only this worker's own are sure to be current.
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
@@ -394,8 +398,12 @@ class Traversals:
         parent[root] = root
         for batch in self.batches():
             k.tight_parent(batch, dist, plus, parent, None)
-        self._exchange(self.comm.gather_owned, parent)
         reached = xp.isfinite(dist)
+        if not gathered and self.comm.size > 1:  # every vertex resolved (no zero weights): no gather
+            lo, hi = self.owned
+            if not self.comm.allreduce(int((reached[lo:hi] & (parent[lo:hi] == n)).sum()), "max"):
+                return _roots_and_unreached(parent, n, root)
+        self._exchange(self.comm.gather_owned, parent)
         while True:
             resolved = parent < n
             missing = int((reached & ~resolved).sum())
@@ -406,9 +414,14 @@ class Traversals:
             self._exchange(self.comm.gather_owned, parent)
             if int((reached & (parent == n)).sum()) == missing:  # pragma: no cover - defensive
                 break
-        parent[parent == n] = -1
-        parent[root] = -1
-        return parent
+        return _roots_and_unreached(parent, n, root)
+
+
+def _roots_and_unreached(parent, n: int, root: int):
+    """-1 for the root and for the vertices no tight arc reached (still ``n``)."""
+    parent[parent == n] = -1
+    parent[root] = -1
+    return parent
 
 
 
