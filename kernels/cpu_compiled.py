@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_bfs import bfs_tree, int_levels  # noqa: F401  (the BFS with its tree, re-exported)
+from .cpu_brandes import brandes_dijkstra, brandes_hops  # noqa: F401  (betweenness, re-exported)
 from .cpu_heap import sift_down, sift_up
 from .cpu_wedges import add_copies, wedge_count  # noqa: F401  (triangles, re-exported)
 
