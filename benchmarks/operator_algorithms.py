@@ -2,6 +2,8 @@
 
     python benchmarks/operator_algorithms.py --scale 22 --road ../shared/data/road/NW.gr.xz --out results/
     python benchmarks/operator_algorithms.py --scale 12 --device cpu --warm 1      # a quick look
+    python benchmarks/operator_algorithms.py --no-rmat --road ../shared/data/road/NW.gr.xz \
+        --only betweenness_centrality --k 4 --out results/                       # NW's betweenness rows
 
 For each graph (a Graph500 R-MAT, directed, deduplicated, without self-loops; and road graphs,
 undirected), each algorithm is timed as a user calls it, ``ooc_graph.hits(G, device=...)`` with the
@@ -126,6 +128,8 @@ def section(G, name, a):
         H.graph["katz_alpha"] = alpha
     rows = []
     for algo, kw, reference in ALGORITHMS:
+        if a.only and algo not in a.only:
+            continue
         kw = dict(kw, k=a.k) if algo == "betweenness_centrality" else kw
         kw = dict(kw, alpha=alpha) if "alpha" in kw and kw["alpha"] is None else kw
         row = timed(G, algo, kw, a.warm, a.device)
@@ -160,7 +164,10 @@ def table(record) -> str:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=int, action="append", help="R-MAT scale(s) (default 22)")
+    ap.add_argument("--no-rmat", action="store_true", help="no R-MAT section (road graphs only)")
     ap.add_argument("--road", action="append", default=[], help="road graph file(s), e.g. NW.gr.xz")
+    ap.add_argument("--only", action="append", default=[], choices=sorted({name for name, _, _ in ALGORITHMS}),
+                    help="run only this algorithm (repeatable; default: all)")
     ap.add_argument("--device", default="gpu", choices=("gpu", "cpu"), help="where ooc_graph computes")
     ap.add_argument("--warm", type=int, default=3, help="warm calls per algorithm (the median is reported)")
     ap.add_argument("--k", type=int, default=16, help="betweenness: sampled sources")
@@ -183,13 +190,13 @@ def main():
         old.unlink()
     if a.device == "gpu":  # compile the kernels once, outside the timings
         tiny = ooc_graph.generate.rmat(work / "tiny.h5", 6, 4, weighted=True, directed=True, progress=False)
-        for algo, kw, _ in ALGORITHMS:
+        for algo, kw, _ in ALGORITHMS:  # (all of them: one module holds every kernel)
             kw = dict(kw, k=2) if algo.startswith("betw") else dict(kw, alpha=katz_alpha(tiny)) if "alpha" in kw else kw
             getattr(ooc_graph, algo)(tiny, device="gpu", **kw)
         tiny.close()
     graphs = [(f"rmat{s}", lambda s=s: ooc_graph.generate.rmat(work / f"rmat{s}.h5", s, 16, seed=1, directed=True,
                                                                weighted=True, drop_self_loops=True, progress=False))
-              for s in a.scale or [22]]
+              for s in ([] if a.no_rmat else a.scale or [22])]
     graphs += [(Path(r).name, lambda r=r: ooc_graph.convert(r, work / (Path(r).name + ".h5"), progress=False))
                for r in a.road]
     for name, make in graphs:

@@ -27,6 +27,10 @@ code being their reference) and then also offers whole traversals over a CSR hel
 (queue BFS or Dijkstra to the fixed point), ``tree_parents(...)`` (the shortest-path tree),
 ``bfs_tree(indptr, indices, source, state, in_csr)`` (a direction-optimising BFS that builds its
 tree on the way) and ``int_levels(levels, unreachable)`` (BFS levels to int64 in place).
+
+Both offer ``brandes(indptr, indices, weights, sources, bc, endpoints, spare)``: betweenness's
+sums from many sources over a whole out-CSR in memory, a queue traversal per source (the CPU's
+compiled, on hops or positive weights; the GPU's on hops), or None where they cannot.
 """
 
 from . import cpu

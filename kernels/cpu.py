@@ -437,6 +437,35 @@ def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
     return parent
 
 
+def brandes(indptr, indices, weights, sources, bc, endpoints: bool, spare: int = 0):
+    """Brandes's sums from each of ``sources`` (distinct ids) added into ``bc``, unscaled as
+    networkx accumulates them (with ``endpoints`` too), over a whole out-CSR in memory: per source
+    a queue BFS (``weights`` None: hops) or Dijkstra over positive ``weights``, then the
+    dependencies in reverse order; O(arcs reached) a source (:mod:`.cpu_brandes`). The sources are
+    shared among numba's threads, each with its own scratch and sums (as many copies as ``spare``
+    bytes hold, at least one: 32 bytes a vertex, 56 with weights, where ids fit 32 bits).
+    Returns ``(levels per source, arcs scanned)``, or None where the compiled kernels are off."""
+    fast = compiled()
+    if fast is None:
+        return None
+    sources, n = np.ascontiguousarray(sources, np.int64), bc.size
+    ids = np.dtype(np.int32 if n < 2**31 else np.int64)
+    per = 24 + 2 * ids.itemsize + (0 if weights is None else 16 + 2 * ids.itemsize)
+    copies = int(max(1, min(_threads(), sources.size, spare // (per * max(n, 1)))))
+    levels, arcs = np.zeros(sources.size, np.int64), np.zeros(sources.size, np.int64)
+    sums, sigma, coeff = np.zeros((copies, n)), np.zeros((copies, n)), np.zeros((copies, n))
+    ip, ix, shape = _ids(indptr), _ids(indices), (copies, n)
+    if weights is None:
+        fast.brandes_hops(ip, ix, sources, endpoints, sums, np.full(shape, -1, ids), sigma, coeff,
+                          np.empty(shape, ids), levels, arcs)
+    else:
+        fast.brandes_dijkstra(ip, ix, np.asarray(weights, np.float64), sources, endpoints, sums, np.full(shape, np.inf),
+                              sigma, coeff, np.zeros(shape, ids), np.empty(shape, ids), np.empty(shape),
+                              np.empty(shape, ids), np.full(shape, -1, ids), levels, arcs)
+    fast.add_copies(sums, bc)
+    return levels, int(arcs.sum())
+
+
 # Bytes per vertex of one thread's copy of wedge_count's counts (two int64) and marks (int32).
 WEDGE_COPY_BYTES = 20
 

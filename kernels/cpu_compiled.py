@@ -21,6 +21,8 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_bfs import bfs_tree, int_levels  # noqa: F401  (the BFS with its tree, re-exported)
+from .cpu_brandes import brandes_dijkstra, brandes_hops  # noqa: F401  (betweenness, re-exported)
+from .cpu_heap import sift_down, sift_up
 from .cpu_wedges import add_copies, wedge_count  # noqa: F401  (triangles, re-exported)
 
 _OPTS = dict(cache=True, nogil=True)
@@ -246,44 +248,6 @@ def bfs_unit(indptr, indices, frontier, state, parent, track, queue):
 
 
 @njit(**_OPTS)
-def _sift_up(keys, verts, pos, i, k, v):
-    """Place vertex v with key k at slot i or above (keys live in the heap: sifting reads them
-    contiguously, not through the vertex)."""
-    while i > 0:
-        p = (i - 1) >> 1
-        if keys[p] <= k:
-            break
-        keys[i] = keys[p]
-        verts[i] = verts[p]
-        pos[verts[i]] = i
-        i = p
-    keys[i] = k
-    verts[i] = v
-    pos[v] = i
-
-
-@njit(**_OPTS)
-def _sift_down(keys, verts, pos, size, k, v):
-    """Place vertex v with key k at the root or below."""
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and keys[c + 1] < keys[c]:
-            c += 1
-        if keys[c] >= k:
-            break
-        keys[i] = keys[c]
-        verts[i] = verts[c]
-        pos[verts[i]] = i
-        i = c
-    keys[i] = k
-    verts[i] = v
-    pos[v] = i
-
-
-@njit(**_OPTS)
 def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, track, verts, pos):
     """Min-relaxation to the fixed point with an indexed binary heap (Dijkstra from several
     sources, starting values ``state``), for non-negative increments; a vertex lowered after it
@@ -299,14 +263,14 @@ def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, 
         any_vertex = True
         if pos[u] < 0:
             size += 1
-            _sift_up(keys, verts, pos, size - 1, state[u], u)
+            sift_up(keys, verts, pos, size - 1, state[u], u)
     while size:
         u = verts[0]
         du = keys[0]
         pos[u] = -1
         size -= 1
         if size:
-            _sift_down(keys, verts, pos, size, keys[size], verts[size])
+            sift_down(keys, verts, pos, size, keys[size], verts[size])
         start, stop = indptr[u], indptr[u + 1]
         arcs += stop - start
         for j in range(start, stop):
@@ -321,9 +285,9 @@ def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, 
                 top = max(top, hops[v])
                 if pos[v] < 0:
                     size += 1
-                    _sift_up(keys, verts, pos, size - 1, cand, v)
+                    sift_up(keys, verts, pos, size - 1, cand, v)
                 else:
-                    _sift_up(keys, verts, pos, pos[v], cand, v)
+                    sift_up(keys, verts, pos, pos[v], cand, v)
             elif track and cand == dv and du < cand and u < parent[v]:
                 parent[v] = u
     return (top + 1 if any_vertex else 0), arcs

@@ -3,9 +3,9 @@
 A batch holds one chunk's arcs on the device as global int32 ids (decoded on the device from the
 narrow local ids that were transferred) plus the weights in their stored type. Kernels are
 compiled by :mod:`.gpu_module`; transfers (chunk uploads, result copies) live in
-:mod:`.gpu_transfer`, traversals over device CSRs in :mod:`.gpu_traversal` and triangle counting
-in :mod:`.gpu_wedges`, whose functions this module re-exports so that the engine sees one kernel
-module per backend.
+:mod:`.gpu_transfer`, traversals over device CSRs in :mod:`.gpu_traversal`, triangle counting
+in :mod:`.gpu_wedges` and betweenness in :mod:`.gpu_brandes`, whose functions this module
+re-exports so that the engine sees one kernel module per backend.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import _stager, empty_host, empty_result, free_pinned_results, to_device, to_host  # noqa: F401
 from .gpu_transfer import to_host_later  # noqa: F401
+from .gpu_brandes import brandes  # noqa: F401
 from .gpu_traversal import advance_levels, advance_min, bottom_up  # noqa: F401
 from .gpu_wedges import wedge_count  # noqa: F401
 

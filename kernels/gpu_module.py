@@ -1,6 +1,7 @@
 """The GPU backend's CUDA kernels (``gpu_kernels.cu``: chunk operators; ``gpu_traversal.cu``:
-CSR traversals; ``gpu_wedges.cu``: triangles), compiled by NVRTC once per device on first use,
-and how they are launched: every launch goes to CuPy's current stream."""
+CSR traversals; ``gpu_wedges.cu``: triangles; ``gpu_brandes.cu``: betweenness), compiled by
+NVRTC once per device on first use, and how they are launched: every launch goes to CuPy's
+current stream."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from pathlib import Path
 import cupy as cp
 import numpy as np
 
-_SOURCES = ("gpu_kernels.cu", "gpu_traversal.cu", "gpu_wedges.cu")
+_SOURCES = ("gpu_kernels.cu", "gpu_traversal.cu", "gpu_wedges.cu", "gpu_brandes.cu")
 _THREADS = 256
 _LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
           np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced")
-_PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "wedge_count")
+_PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "wedge_count",
+          "brandes_forward", "brandes_backward")
 
 
 @cp.memoize(for_each_device=True)

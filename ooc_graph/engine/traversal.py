@@ -9,6 +9,9 @@ increment whose frontier has many arcs, a bottom-up level over the in-CSR (Beame
 optimisation: each unreached vertex looks for one parent on the frontier and stops there). With
 arc weights the frontier is the near pile of near-far buckets (:mod:`.nearfar`). On the CPU with
 the CSR in memory the whole traversal is one compiled call instead.
+
+``brandes`` (betweenness's traversals from many sources and their sums) runs only over a CSR in
+memory, in the backend's kernels; where it cannot, betweenness sweeps levels on ``edge_map``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ ADVANCE_FRACTION = 1 / 16
 # Where the backend has whole traversals (the compiled CPU kernels) and the CSR is in memory,
 # propagate_min runs in one call instead of a loop of levels (off: always the loop).
 WHOLE_TRAVERSAL = True
+# Where one process holds the out-CSR and the backend has ``brandes`` (numba's kernels; hops only on
+# a GPU), betweenness runs each source's traversal and sums there (Engine.brandes), this many
+# sources a call, reported between calls (off: the algorithm's level sweeps on edge_map).
+WHOLE_BRANDES = True
+BRANDES_SOURCES_PER_CALL = 64
 # Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
 MAX_LOCAL_ITERATIONS = 256
 # execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
@@ -279,6 +287,37 @@ class Traversals:
         iterations, arcs = (int(v) for v in done)
         self._count_traversal(iterations, arcs, before, t)
         return iterations
+
+    def brandes(self, sources, bc, *, weighted: bool, endpoints: bool) -> bool:
+        """Brandes's sums from each of ``sources`` added into ``bc`` (networkx's accumulation,
+        unscaled) by the backend's ``brandes`` over the out-CSR in memory: per source a queue BFS
+        on hops, or Dijkstra on the arc weights with ``weighted``, then the dependencies in reverse
+        order, O(arcs reached) a source with no work per level (the CPU shares the sources among
+        numba's threads; a GPU queues each level's vertices on the device, one look from the host
+        a level). One process, a CSR in the budget (as for :meth:`_whole_csr`) and positive
+        weights. Each source is reported (its levels) once its call returns. False where this
+        does not apply: nothing was done, the caller sweeps level by level."""
+        k = self.backend.kernels
+        if not WHOLE_BRANDES or self.comm.size > 1 or not hasattr(k, "brandes") or not self._can_advance():
+            return False
+        indptr, indices, w, _ = self.csr("out")
+        sources = np.asarray(sources, np.int64)
+        for start in range(0, max(sources.size, 1), BRANDES_SOURCES_PER_CALL):
+            part = sources[start:start + BRANDES_SOURCES_PER_CALL]
+            before, t = self.stats.as_dict(), time.perf_counter()
+            done = k.brandes(indptr, indices, w if weighted else None, part, bc, endpoints, self.memory // 4)
+            if done is None:  # no such kernel here (it is known before the first source)
+                return False
+            levels, arcs = done
+            seconds = time.perf_counter() - t
+            self.stats.traversals += part.size
+            self.stats.arcs_processed += arcs
+            self.stats.record("brandes", seconds, before, arcs=arcs, clock=self.clock)
+            self.stats.seconds_computing += seconds
+            log.info("Brandes from %d sources over the CSR: %d arcs, %.3f s", part.size, arcs, seconds)
+            for i, level in enumerate(np.asarray(levels).tolist()):
+                self.report(start + i + 1, level)
+        return True
 
     def _count_traversal(self, iterations: int, arcs: int, before: dict, t: float) -> None:
         """Record a whole traversal (one compiled call) that started at ``t``."""

@@ -1,0 +1,47 @@
+"""The indexed binary heap of the compiled CPU kernels (Dijkstra in :mod:`.cpu_compiled` and
+:mod:`.cpu_brandes`): ``keys[i]`` and ``verts[i]`` at slot i, ``pos[v]`` the slot of vertex v (-1
+where it is not queued)."""
+
+from __future__ import annotations
+
+from numba import njit
+
+_OPTS = dict(cache=True, nogil=True)
+
+
+@njit(**_OPTS)
+def sift_up(keys, verts, pos, i, k, v):
+    """Place vertex v with key k at slot i or above (keys live in the heap: sifting reads them
+    contiguously, not through the vertex)."""
+    while i > 0:
+        p = (i - 1) >> 1
+        if keys[p] <= k:
+            break
+        keys[i] = keys[p]
+        verts[i] = verts[p]
+        pos[verts[i]] = i
+        i = p
+    keys[i] = k
+    verts[i] = v
+    pos[v] = i
+
+
+@njit(**_OPTS)
+def sift_down(keys, verts, pos, size, k, v):
+    """Place vertex v with key k at the root or below."""
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and keys[c + 1] < keys[c]:
+            c += 1
+        if keys[c] >= k:
+            break
+        keys[i] = keys[c]
+        verts[i] = verts[c]
+        pos[verts[i]] = i
+        i = c
+    keys[i] = k
+    verts[i] = v
+    pos[v] = i
