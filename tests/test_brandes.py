@@ -55,6 +55,9 @@ def same(fast, sweeps, n):
     close(fast.values, dict(enumerate(sweeps.values.tolist())), n)
     assert fast.iterations == sweeps.iterations
     reports = fast.stats["convergence"]
+    if "brandes" not in kinds(fast):  # (weights on a GPU) both calls swept: the same reports
+        assert reports == sweeps.stats["convergence"]
+        return
     assert [i for i, _ in reports] == list(range(1, fast.iterations + 1))
     rest = iter(sweeps.stats["convergence"])
     assert all(report in rest for report in reports), (reports, sweeps.stats["convergence"])
