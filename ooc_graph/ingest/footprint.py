@@ -30,6 +30,10 @@ HDF5_WRITE_COPIES = 2
 # pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
 # the program: it is used from this budget up (numpy.loadtxt below).
 ARROW_MIN_BUDGET = 2 << 30
+# numba and the compiled kernels it loads add ~110 MiB to the program (measured: 66 MiB with the
+# package imported, 118 with numba, 176 with one cached kernel loaded): the generators use them
+# from this budget up (NumPy below).
+COMPILED_MIN_BUDGET = 2 << 30
 
 
 def data_bytes(memory: int) -> int:
