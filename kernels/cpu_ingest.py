@@ -4,7 +4,11 @@
 - the generators' edges and weights from the counter-based hash, one edge per iteration of a
   ``prange`` loop: :func:`rmat_edges`, :func:`urand_edges` and :func:`edge_weights` take the
   arguments of their NumPy reference (``cpu_generate.py``, which documents the scheme) and give
-  the same arrays bit for bit.
+  the same arrays bit for bit;
+- degree counting in place, in time proportional to the chunk: serially (:func:`count_arcs`),
+  or on several threads (:func:`count_side`), the chunk's ids first sorted by vertex range into a
+  buffer the size of the chunk, so that each range is counted by one thread. Integer sums: the
+  same counts whatever the schedule.
 """
 
 from __future__ import annotations
@@ -137,3 +141,73 @@ def threads(n: int):
         yield
     finally:
         numba.set_num_threads(before)
+
+
+@njit(**_OPTS)
+def count_arcs(src, dst, ins, outs, directed, drop_loops):
+    """Degrees of a chunk of edges added into ``ins`` (and ``outs`` when ``directed``; else each
+    edge other than a loop counts at both ends of ``ins``); loops skipped with ``drop_loops``."""
+    for i in range(src.size):
+        s, d = src[i], dst[i]
+        if s != d:
+            ins[d] += 1
+            if directed:
+                outs[s] += 1
+            else:
+                ins[s] += 1
+        elif not drop_loops:
+            ins[d] += 1
+            if directed:
+                outs[s] += 1
+
+
+@njit(**_OPTS)
+def _side(a, b, i, both, drop_loops):
+    """How many ids edge i gives a side: ``a[i]`` (unless a dropped loop), and ``b[i]`` too with
+    ``both`` (an undirected edge's other end, not for a loop)."""
+    if a[i] != b[i]:
+        return 2 if both else 1
+    return 0 if drop_loops else 1
+
+
+@njit(parallel=True, **_OPTS)
+def count_side(a, b, both, drop_loops, counts, shift, buf, hist, bounds):
+    """:func:`count_arcs` for one side (``counts[a[i]] += 1``, and ``counts[b[i]]`` with ``both``)
+    on ``len(hist)`` threads without a race: each thread sorts its slice's ids by bucket
+    (``id >> shift``) into ``buf``, then each bucket, a range of vertices of its own, is counted
+    by one thread. ``buf`` holds the ids (twice the edges with ``both``), ``hist`` is threads ×
+    buckets, ``bounds`` buckets + 1."""
+    threads, buckets = hist.shape
+    k = a.size
+    for t in prange(threads):
+        row = hist[t]
+        row[:] = 0
+        for i in range(k * t // threads, k * (t + 1) // threads):
+            c = _side(a, b, i, both, drop_loops)
+            if c:
+                row[a[i] >> shift] += 1
+                if c == 2:
+                    row[b[i] >> shift] += 1
+    total = 0
+    for j in range(buckets):  # where each thread's part of each bucket starts
+        bounds[j] = total
+        for t in range(threads):
+            c = hist[t, j]
+            hist[t, j] = total
+            total += c
+    bounds[buckets] = total
+    for t in prange(threads):
+        row = hist[t]
+        for i in range(k * t // threads, k * (t + 1) // threads):
+            c = _side(a, b, i, both, drop_loops)
+            if c:
+                j = a[i] >> shift
+                buf[row[j]] = a[i]
+                row[j] += 1
+                if c == 2:
+                    j = b[i] >> shift
+                    buf[row[j]] = b[i]
+                    row[j] += 1
+    for j in prange(buckets):
+        for p in range(bounds[j], bounds[j + 1]):
+            counts[buf[p]] += 1
