@@ -51,7 +51,7 @@ class GraphBuilder(StoreWriting):
     Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
     vertex set in advance, as a Graphalytics ``.v`` file does; ``num_vertices`` fixes n for inputs
     whose ids are already 0..n-1 (DIMACS, Matrix Market, generators). ``workers`` threads sort
-    buckets at once (default: the cores, at most 8), sharing the memory budget. ``augment``
+    buckets at once (default: the cores, at most 16), sharing the memory budget. ``augment``
     also stores the CEL augmentation (``partitioning/FORMAT.md``) for asynchronous execution.
     ``string_labels`` (strictly increasing strings) are the original ids of vertices 0..n-1 when
     the input named vertices by strings: edges then arrive as positions in that list.
