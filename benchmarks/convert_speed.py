@@ -82,7 +82,7 @@ def main(argv=None):
     ap.add_argument("--directed", action=argparse.BooleanOptionalAction, default=True,
                     help="keep arcs as drawn (default) or symmetrise (--no-directed)")
     ap.add_argument("--memory", help="conversion memory budget, e.g. 64GB (default: a quarter of RAM)")
-    ap.add_argument("--workers", type=int, help="threads generating and sorting (default: cores, max 8)")
+    ap.add_argument("--workers", type=int, help="threads generating and sorting (default: cores, max 16)")
     ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="where buckets are sorted")
     ap.add_argument("--text-scale", type=int, default=24,
                     help="largest scale also converted from text (default 24: ~4.5 GB of text)")

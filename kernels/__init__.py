@@ -18,6 +18,10 @@ adds transfers (``to_device``, ``to_host`` at bus speed through a pinned ring) a
 ``advance_levels`` (many small levels on the device between looks from the host; vertices
 beyond a bound, near-far's far pile, are left to the host).
 
+The generators' edges (R-MAT, uniform) and weights come from a counter-based hash with one
+signature in three modules: ``cpu_generate`` (NumPy, the reference), ``cpu_ingest`` (numba,
+beside the build's other compiled kernels) and ``gpu_generate`` (CuPy); they give the same arrays.
+
 ``plus`` is a constant added per arc, or ``None`` to add the arc's weight. Kernels know nothing of
 files, stores, dask or scheduling: the engine hands them arrays.
 

@@ -5,24 +5,43 @@
 - :func:`urand`: uniform random (GAP ``urand``): both endpoints uniform over 2**scale vertices.
 - :func:`grid`: a rows × cols 2-D mesh (4-neighbour), high diameter like a road network, with
   optional random weights.
+
+R-MAT and urand edges (and weights) come from a counter-based hash of the seed and the edge's
+index (``kernels/cpu_generate.py``), so edge e is the same whoever draws it: on the GPU when the
+builder sorts there (``device``), else with the compiled kernels where numba is installed, else
+with NumPy on ``workers`` threads; the three give the same arrays. The builder is fed in steps,
+in edge order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
 
+from ._memory import budget
 from ._parallel import ordered_map, workers
 from .errors import ParameterError
 from .ingest.builder import GraphBuilder
+from .ingest import footprint
 from .ingest.output import check_flags, check_output
+from .ingest.sorting import check_device
+from .kernels import cpu as cpu_kernels
+from .kernels import cpu_generate
 from .store import open_graph
 
 __all__ = ["rmat", "urand", "grid", "GENERATORS"]
 
-# Edges generated per step: fixed, so the output depends on the seed alone, not on memory.
+# Edges generated per step (the output does not depend on it: edge e is drawn from e alone).
 _STEP = 1 << 22
+# Fewer edges are drawn with NumPy: under a second, less than loading numba's kernels or
+# compiling the GPU's the first time in a process.
+KERNEL_MIN_EDGES = 1 << 22
+
+
+def _id_dtype(n: int):
+    return np.dtype(np.int32 if n <= 1 << 31 else np.int64)
 
 
 def _check(scale, edge_factor):
@@ -33,7 +52,7 @@ def _check(scale, edge_factor):
 
 
 def _ready(out, n, overwrite, opts, seed, **flags):
-    """Output path, budget, seed and flags checked before the (possibly large) permutation is drawn."""
+    """Output path, budget, seed and flags checked before any edge is drawn."""
     GraphBuilder.check_options(num_vertices=n, **{k: opts[k] for k in ("memory", "weight_dtype", "chunk_arcs",
                                                                        "workers", "device", "interval_size")
                                                   if k in opts})
@@ -46,6 +65,54 @@ def _ready(out, n, overwrite, opts, seed, **flags):
 def _weights(rng, m, weighted):
     # Graph500 SSSP draws weights uniformly from [0, 1); keep them strictly positive here.
     return (1.0 - rng.random(m)) if weighted else None
+
+
+def implementation(edges: int, device: str = "auto", memory=None) -> str:
+    """Where ``edges`` R-MAT or urand edges are drawn for a build on ``device`` in ``memory``:
+    "numpy" below ``KERNEL_MIN_EDGES``, else "gpu" where the builder sorts on one, else
+    "compiled" where numba is installed and the budget allows its libraries
+    (``footprint.COMPILED_MIN_BUDGET``), else "numpy". The edges are the same."""
+    if edges < KERNEL_MIN_EDGES:
+        return "numpy"
+    if check_device(device):
+        return "gpu"
+    if budget(memory) >= footprint.COMPILED_MIN_BUDGET and cpu_kernels.compiled() is not None:
+        return "compiled"
+    return "numpy"
+
+
+def _kernels(where: str):
+    if where == "gpu":
+        from .kernels import gpu_generate
+        return gpu_generate
+    if where == "compiled":
+        from .kernels import cpu_ingest
+        return cpu_ingest
+    return cpu_generate
+
+
+def _hashed(kind: str, args: tuple, n: int, m: int, key: int, weighted: bool, opts: dict):
+    """(src, dst, weights) of edges 0 .. m-1 among n vertices in steps of ``_STEP``, in order,
+    drawn by ``kind`` (``rmat_edges`` or ``urand_edges``) of the kernels :func:`implementation`
+    picks for the build options ``opts``: NumPy on ``workers`` threads, the compiled kernels (on
+    ``workers`` of numba's threads) or the GPU, both on one thread beside the builder."""
+    where = implementation(m, opts.get("device", "auto"), opts.get("memory"))
+    threads, dtype = workers(opts.get("workers")), _id_dtype(n)
+    kernels = _kernels(where)
+    draw = getattr(kernels, kind)
+
+    def step(start):
+        k = min(_STEP, m - start)
+        with kernels.threads(threads) if where == "compiled" else contextlib.nullcontext():
+            src, dst = draw(key, start, k, *args, dtype=dtype)
+            w = kernels.edge_weights(key, start, k) if weighted else None
+        if where == "gpu":  # device→host
+            import cupy
+            src, dst, w = cupy.asnumpy(src), cupy.asnumpy(dst), None if w is None else cupy.asnumpy(w)
+        return src, dst, w
+
+    starts = range(0, m, _STEP)
+    return ordered_map(step, starts, threads) if where == "numpy" else ordered_map(step, starts, 1, ahead=2)
 
 
 def _write(out, edges, *, n, directed, weighted, source, **opts):
@@ -69,11 +136,13 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
          overwrite: bool = False, **opts):
     """Graph500 Kronecker graph: 2**scale vertices, edge_factor * 2**scale edges.
 
-    Each edge picks one quadrant per level with probabilities a, b, c, d = 1-a-b-c. With
-    ``permute`` the vertex ids are randomly permuted, as in Graph500, so hubs are not all near 0.
-    Edges are drawn on ``workers`` threads (default: the cores, at most 8); the graph depends on
-    the seed alone. An existing store at ``out`` is replaced only with ``overwrite=True``. Other
-    keyword arguments go to the store builder (``memory``, ``interval_size``, ``workers``, ...).
+    Each edge picks one quadrant per level with probabilities a, b, c, d = 1-a-b-c (compared
+    as 32-bit fixed-point numbers). With ``permute`` the vertex ids are permuted by a keyed
+    bijection, as Graph500 permutes them, so hubs are not all near 0. Edges are drawn on the GPU
+    where the builder sorts on one, else on ``workers`` threads (see the module); the graph
+    depends on the seed alone. An existing store at ``out`` is replaced only with
+    ``overwrite=True``. Other keyword arguments go to the store builder (``memory``,
+    ``interval_size``, ``workers``, ...).
 
     >>> import ooc_graph, tempfile, os
     >>> folder = tempfile.TemporaryDirectory()
@@ -88,26 +157,9 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
         raise ParameterError(f"R-MAT probabilities must be non-negative and sum to at most 1 (a={a}, b={b}, c={c})")
     n, m = 1 << scale, edge_factor << scale
     _ready(out, n, overwrite, opts, seed, directed=directed, weighted=weighted, permute=permute)
-    root = np.random.SeedSequence(seed)
-    perm = np.random.default_rng(root.spawn(1)[0]).permutation(n) if permute else None
-
-    def step(item):
-        i, child = item
-        rng = np.random.default_rng(child)
-        k = min(_STEP, m - i * _STEP)
-        src = np.zeros(k, np.int64)
-        dst = np.zeros(k, np.int64)
-        for bit in range(scale):
-            r = rng.random(k)
-            down = r >= a + b              # quadrants c, d: source bit set
-            right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d: target bit set
-            src |= down.astype(np.int64) << bit
-            dst |= right.astype(np.int64) << bit
-        if perm is not None:
-            src, dst = perm[src], perm[dst]
-        return src, dst, _weights(rng, k, weighted)
-
-    edges = ordered_map(step, enumerate(root.spawn(1 + -(-m // _STEP))[1:]), workers(opts.get("workers")))
+    keys = cpu_generate.seed_keys(seed)
+    args = (scale, cpu_generate.thresholds(a, b, c), cpu_generate.permutation(scale, keys[1:]) if permute else None)
+    edges = _hashed("rmat_edges", args, n, m, keys[0], weighted, opts)
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
                   source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed})",
                   overwrite=overwrite, **opts)
@@ -119,15 +171,7 @@ def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bo
     _check(scale, edge_factor)
     n, m = 1 << scale, edge_factor << scale
     _ready(out, n, overwrite, opts, seed, directed=directed, weighted=weighted)
-    root = np.random.SeedSequence(seed)
-
-    def step(item):
-        i, child = item
-        rng = np.random.default_rng(child)
-        k = min(_STEP, m - i * _STEP)
-        return rng.integers(0, n, k), rng.integers(0, n, k), _weights(rng, k, weighted)
-
-    edges = ordered_map(step, enumerate(root.spawn(-(-m // _STEP))), workers(opts.get("workers")))
+    edges = _hashed("urand_edges", (scale,), n, m, cpu_generate.seed_keys(seed)[0], weighted, opts)
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
                   source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", overwrite=overwrite,
                   **opts)

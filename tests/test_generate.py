@@ -4,6 +4,10 @@ import pytest
 
 import ooc_graph
 from ooc_graph.errors import ParameterError
+from ooc_graph.ingest import footprint
+from ooc_graph.kernels import cpu, cpu_generate
+
+from test_ingest_paths import assert_same_store
 
 
 def _arcs(G):
@@ -25,14 +29,55 @@ def test_rmat_deterministic_and_sized(tmp_path):
     assert deg[:10].sum() > 0.08 * deg.sum()
 
 
+def _draw_with(monkeypatch, where):
+    """Generate with the NumPy kernels or the compiled ones, at any size."""
+    monkeypatch.setattr(ooc_graph.generate, "KERNEL_MIN_EDGES", 0)
+    if where == "numpy":
+        monkeypatch.setattr(cpu, "USE_COMPILED", False)
+    elif cpu.compiled() is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+
+
 @pytest.mark.parametrize("kind", ["rmat", "urand"])
-def test_generation_threads_do_not_change_the_graph(tmp_path, monkeypatch, kind):
+def test_generation_threads_and_kernels_do_not_change_the_graph(tmp_path, monkeypatch, kind):
+    """Steps drawn out of order on 1 or 2 threads, by NumPy or the compiled kernels: one store."""
     monkeypatch.setattr(ooc_graph.generate, "_STEP", 500)  # many steps, generated out of order
     make = ooc_graph.generate.GENERATORS[kind]
-    one = make(tmp_path / "one.h5", 9, 8, seed=5, directed=True, weighted=True, workers=1, progress=False)
-    four = make(tmp_path / "four.h5", 9, 8, seed=5, directed=True, weighted=True, workers=4, progress=False)
-    for x, y in zip(_arcs(one), _arcs(four)):
-        np.testing.assert_array_equal(x, y)
+    for where in ("numpy", "compiled"):
+        for workers in (1, 2):
+            with monkeypatch.context() as m:
+                _draw_with(m, where)
+                assert ooc_graph.generate.implementation(10**6, "cpu") == where
+                make(tmp_path / f"{where}{workers}.h5", 9, 8, seed=5, directed=True, weighted=True, workers=workers,
+                     progress=False).close()
+    for name in ("numpy2", "compiled1", "compiled2"):
+        assert_same_store(tmp_path / "numpy1.h5", tmp_path / f"{name}.h5")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["rmat", "urand"])
+def test_edges_drawn_on_the_gpu_give_the_cpu_store(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(ooc_graph.generate, "KERNEL_MIN_EDGES", 0)
+    assert ooc_graph.generate.implementation(1, "gpu") == "gpu"
+    for device in ("cpu", "gpu"):
+        ooc_graph.generate.GENERATORS[kind](tmp_path / f"{device}.h5", 12, 8, seed=2, directed=True, weighted=True,
+                                            device=device, progress=False).close()
+    assert_same_store(tmp_path / "cpu.h5", tmp_path / "gpu.h5")
+
+
+def test_permutation_renames_the_vertices(tmp_path):
+    """With ``permute`` the graph is the unpermuted one, vertex v renamed by the seed's bijection."""
+    plain = ooc_graph.generate.rmat(tmp_path / "p.h5", 10, 8, seed=7, directed=True, permute=False, progress=False)
+    renamed = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=7, directed=True, progress=False)
+    consts = cpu_generate.permutation(10, cpu_generate.seed_keys(7)[1:])
+    src, dst, _ = _arcs(plain)
+    src, dst = (cpu_generate.permute(x.astype(np.uint64), consts).astype(np.int64) for x in (src, dst))
+    order = np.lexsort((dst, src))
+    got = _arcs(renamed)
+    np.testing.assert_array_equal(got[0], src[order])
+    np.testing.assert_array_equal(got[1], dst[order])
+    assert plain.out_degree.argmax() == 0 and renamed.out_degree.argmax() != 0  # the hub moved
 
 
 def test_rmat_quadrant_probabilities_without_permutation(tmp_path):

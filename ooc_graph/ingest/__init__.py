@@ -118,7 +118,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         :class:`~ooc_graph.errors.InputError` naming the file, line and value; pass
         ``weight_dtype="float64"`` to keep such weights.
     workers : int, optional
-        Threads sorting buckets at once (default: the cores, at most 8); they share ``memory``.
+        Threads sorting buckets and counting degrees at once (default: the cores, at most 16);
+        they share ``memory``.
     augment : bool
         Also store WolfGraph's CEL augmentation (the arcs back into earlier sub-graphs, about half
         the arcs again on a random graph), which asynchronous BFS/SSSP relaxes with each chunk.

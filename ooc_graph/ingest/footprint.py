@@ -2,8 +2,9 @@
 
 The budget (``memory``) bounds the whole process: a fixed allowance for the program, the
 per-vertex arrays, HDF5's write buffers, and the rest for data — the reader's chunks while the
-input is read, a spill chunk at a time while arcs are scattered into buckets, and the buckets
-being sorted (``buckets.BYTES_PER_ARC``). Figures measured on the 2-core development machine
+input is read, a spill chunk at a time while degrees are counted (with the counting threads'
+buffer, ``degrees.py``) and while arcs are scattered into buckets, and the buckets being sorted
+(``buckets.BYTES_PER_ARC``). Figures measured on the 2-core development machine
 (``benchmarks/RESULTS.md``, "Conversion in a memory budget").
 """
 
@@ -30,6 +31,10 @@ HDF5_WRITE_COPIES = 2
 # pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
 # the program: it is used from this budget up (numpy.loadtxt below).
 ARROW_MIN_BUDGET = 2 << 30
+# numba and the compiled kernels it loads add ~110 MiB to the program (measured: 66 MiB with the
+# package imported, 118 with numba, 176 with one cached kernel loaded): the degree pass and the
+# generators use them from this budget up (NumPy below).
+COMPILED_MIN_BUDGET = 2 << 30
 
 
 def data_bytes(memory: int) -> int:

@@ -1,0 +1,213 @@
+"""Compiled (numba) kernels for building stores, used where numba is installed (the caller asks
+``cpu.compiled()`` first):
+
+- the generators' edges and weights from the counter-based hash, one edge per iteration of a
+  ``prange`` loop: :func:`rmat_edges`, :func:`urand_edges` and :func:`edge_weights` take the
+  arguments of their NumPy reference (``cpu_generate.py``, which documents the scheme) and give
+  the same arrays bit for bit;
+- degree counting in place, in time proportional to the chunk: serially (:func:`count_arcs`),
+  or on several threads (:func:`count_side`), the chunk's ids first sorted by vertex range into a
+  buffer the size of the chunk, so that each range is counted by one thread. Integer sums: the
+  same counts whatever the schedule.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .cpu_generate import GAMMA, MIX1, MIX2, STRIDE, WEIGHT_SLOT
+
+_OPTS = dict(cache=True, nogil=True)
+_GAMMA = np.uint64(GAMMA)
+_MIX1 = np.uint64(MIX1)
+_MIX2 = np.uint64(MIX2)
+_STRIDE = np.uint64(STRIDE)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+@njit(**_OPTS)
+def _hash(key, counter):
+    z = key + counter * _GAMMA
+    z ^= z >> np.uint64(30)
+    z *= _MIX1
+    z ^= z >> np.uint64(27)
+    z *= _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(**_OPTS)
+def _rmat_ids(key, e, scale, t1, t2, t3):
+    base = e * _STRIDE
+    s = np.uint64(0)
+    d = np.uint64(0)
+    h = np.uint64(0)
+    for level in range(scale):
+        if level % 2 == 0:
+            h = _hash(key, base + np.uint64(level // 2))
+            u = h & _LOW
+        else:
+            u = h >> np.uint64(32)
+        bit = np.uint64(level)
+        s |= np.uint64(u >= t2) << bit
+        d |= np.uint64((u >= t1) ^ (u >= t2) ^ (u >= t3)) << bit
+    return s, d
+
+
+@njit(**_OPTS)
+def _permute(x, c):
+    for r in range(3):
+        x = (x + c[2 + 2 * r]) & c[0]
+        x ^= x >> c[1]
+        x = (x * c[3 + 2 * r]) & c[0]
+    return x ^ (x >> c[1])
+
+
+@njit(parallel=True, **_OPTS)
+def _rmat_edges(key, start, scale, t1, t2, t3, perm, permuted, src, dst):
+    """R-MAT edges ``start .. start + len(src) - 1`` into ``src`` and ``dst``, the vertices
+    renamed by the permutation of constants ``perm`` where ``permuted``."""
+    for i in prange(src.size):
+        s, d = _rmat_ids(key, start + np.uint64(i), scale, t1, t2, t3)
+        if permuted:
+            s = _permute(s, perm)
+            d = _permute(d, perm)
+        src[i] = s
+        dst[i] = d
+
+
+@njit(parallel=True, **_OPTS)
+def _urand_edges(key, start, scale, src, dst):
+    """Uniform edges: the top ``scale`` bits of slots 0 and 1."""
+    shift = np.uint64(63 - scale)
+    for i in prange(src.size):
+        base = (start + np.uint64(i)) * _STRIDE
+        src[i] = (_hash(key, base) >> np.uint64(1)) >> shift
+        dst[i] = (_hash(key, base + np.uint64(1)) >> np.uint64(1)) >> shift
+
+
+@njit(parallel=True, **_OPTS)
+def _edge_weights(key, start, out):
+    """Weights in (0, 1]: ``((h >> 11) + 1) * 2**-53`` of the weight slot."""
+    for i in prange(out.size):
+        h = _hash(key, (start + np.uint64(i)) * _STRIDE + np.uint64(WEIGHT_SLOT))
+        out[i] = np.float64((h >> np.uint64(11)) + np.uint64(1)) * 2.0**-53
+
+
+def _u64(x: int) -> np.uint64:
+    return np.uint64(int(x) & ((1 << 64) - 1))
+
+
+def rmat_edges(key: int, start: int, count: int, scale: int, limits, perm=None, dtype=np.int64):
+    """R-MAT edges ``start .. start + count - 1`` (``cpu_generate.rmat_edges``)."""
+    src, dst = np.empty(count, dtype), np.empty(count, dtype)
+    consts = _NO_PERM if perm is None else np.ascontiguousarray(perm, np.uint64)
+    _rmat_edges(_u64(key), _u64(start), int(scale), *(_u64(t) for t in limits), consts, perm is not None, src, dst)
+    return src, dst
+
+
+def urand_edges(key: int, start: int, count: int, scale: int, dtype=np.int64):
+    """Uniform edges ``start .. start + count - 1`` (``cpu_generate.urand_edges``)."""
+    src, dst = np.empty(count, dtype), np.empty(count, dtype)
+    _urand_edges(_u64(key), _u64(start), int(scale), src, dst)
+    return src, dst
+
+
+def edge_weights(key: int, start: int, count: int) -> np.ndarray:
+    """Weights of edges ``start .. start + count - 1`` (``cpu_generate.edge_weights``)."""
+    w = np.empty(count, np.float64)
+    _edge_weights(_u64(key), _u64(start), w)
+    return w
+
+
+_NO_PERM = np.zeros(8, np.uint64)
+
+
+def max_threads() -> int:
+    """The most threads numba's parallel kernels may use (``NUMBA_NUM_THREADS``)."""
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+@contextmanager
+def threads(n: int):
+    """At most ``n`` of numba's threads for the parallel kernels this thread calls (numba's
+    setting is per thread), restored after."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+@njit(**_OPTS)
+def count_arcs(src, dst, ins, outs, directed, drop_loops):
+    """Degrees of a chunk of edges added into ``ins`` (and ``outs`` when ``directed``; else each
+    edge other than a loop counts at both ends of ``ins``); loops skipped with ``drop_loops``."""
+    for i in range(src.size):
+        s, d = src[i], dst[i]
+        if s != d:
+            ins[d] += 1
+            if directed:
+                outs[s] += 1
+            else:
+                ins[s] += 1
+        elif not drop_loops:
+            ins[d] += 1
+            if directed:
+                outs[s] += 1
+
+
+@njit(**_OPTS)
+def _side(a, b, i, both, drop_loops):
+    """How many ids edge i gives a side: ``a[i]`` (unless a dropped loop), and ``b[i]`` too with
+    ``both`` (an undirected edge's other end, not for a loop)."""
+    if a[i] != b[i]:
+        return 2 if both else 1
+    return 0 if drop_loops else 1
+
+
+@njit(parallel=True, **_OPTS)
+def count_side(a, b, both, drop_loops, counts, shift, buf, hist, bounds):
+    """:func:`count_arcs` for one side (``counts[a[i]] += 1``, and ``counts[b[i]]`` with ``both``)
+    on ``len(hist)`` threads without a race: each thread sorts its slice's ids by bucket
+    (``id >> shift``) into ``buf``, then each bucket, a range of vertices of its own, is counted
+    by one thread. ``buf`` holds the ids (twice the edges with ``both``), ``hist`` is threads ×
+    buckets, ``bounds`` buckets + 1."""
+    threads, buckets = hist.shape
+    k = a.size
+    for t in prange(threads):
+        row = hist[t]
+        row[:] = 0
+        for i in range(k * t // threads, k * (t + 1) // threads):
+            c = _side(a, b, i, both, drop_loops)
+            if c:
+                row[a[i] >> shift] += 1
+                if c == 2:
+                    row[b[i] >> shift] += 1
+    total = 0
+    for j in range(buckets):  # where each thread's part of each bucket starts
+        bounds[j] = total
+        for t in range(threads):
+            c = hist[t, j]
+            hist[t, j] = total
+            total += c
+    bounds[buckets] = total
+    for t in prange(threads):
+        row = hist[t]
+        for i in range(k * t // threads, k * (t + 1) // threads):
+            c = _side(a, b, i, both, drop_loops)
+            if c:
+                j = a[i] >> shift
+                buf[row[j]] = a[i]
+                row[j] += 1
+                if c == 2:
+                    j = b[i] >> shift
+                    buf[row[j]] = b[i]
+                    row[j] += 1
+    for j in prange(buckets):
+        for p in range(bounds[j], bounds[j + 1]):
+            counts[buf[p]] += 1
