@@ -205,9 +205,13 @@ def empty_result(shape, dtype, device: int | None = None) -> np.ndarray:
     return np.empty(shape, dtype=dtype)
 
 
-def free_pinned_results() -> None:
-    """Give the pinned pool's unused blocks back to the system (an engine's release)."""
+def free_unused_memory() -> None:
+    """Give the unused blocks of CuPy's pools back (an engine's release): page-locked host memory
+    to the system, and device memory to the driver, where other processes see it free (a
+    worker of a multi-GPU call on the same GPU sizes its budget by what is free; blocks this
+    process's pool kept would make it stream what it could hold)."""
     cp.get_default_pinned_memory_pool().free_all_blocks()
+    cp.get_default_memory_pool().free_all_blocks()
 
 
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory

@@ -328,3 +328,15 @@ def test_merge_level_kernel_ors_flags_and_sets_the_level(ranks):
     anyone = np.maximum.reduce(flags).astype(bool)
     np.testing.assert_array_equal(c.get(), changed | anyone)
     np.testing.assert_array_equal(s.get(), np.where(anyone, np.minimum(state, 1.0), state))
+
+
+def test_release_gives_device_memory_back(rmat):
+    """After G.release() CuPy's pool keeps no free blocks: another process on the GPU (a worker
+    of a multi-GPU call) sees the memory free and sizes its budget by it."""
+    import cupy as cp
+    ooc_graph.pagerank(rmat, device="gpu")
+    pool = cp.get_default_memory_pool()
+    assert pool.total_bytes() > 0
+    rmat.release()
+    assert pool.total_bytes() == pool.used_bytes()
+    assert cp.get_default_pinned_memory_pool().n_free_blocks() == 0

@@ -81,12 +81,12 @@ class Engine(Traversals, ChunkStream):
         self._stop_agreed = None
 
     def release(self):
-        """Free what the engine holds (result memory being prepared included, and on a GPU the
-        unused page-locked result blocks)."""
+        """Free what the engine holds (result memory being prepared included; on a GPU the unused
+        blocks of CuPy's device and page-locked pools go back too)."""
         self.discard_prepared()
         super().release()
         if self.backend.xp is not np:
-            self.backend.kernels.free_pinned_results()
+            self.backend.kernels.free_unused_memory()
 
     def report(self, iteration: int, measure) -> None:
         """Record the convergence measure of an iteration (a residual, or how many vertices
