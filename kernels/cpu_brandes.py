@@ -21,9 +21,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .cpu_heap import sift_down, sift_up
+from .cpu_heap import pop, sift_up
 
 _OPTS = dict(cache=True, nogil=True)
+
+
+@njit(**_OPTS)
+def _finish(bc, s, endpoints, order, tail, reached, unreached, sigma, coeff):
+    """The end of a source's sweep: its own endpoint count, then the scratch reset where the
+    sweep reached (``reached[v] = unreached``), so that the next source starts clean."""
+    if endpoints:
+        bc[s] += tail - 1
+    for i in range(tail):
+        v = order[i]
+        reached[v] = unreached
+        sigma[v] = 0.0
+        coeff[v] = 0.0
 
 
 @njit(**_OPTS)
@@ -64,13 +77,7 @@ def _hops_from(indptr, indices, s, endpoints, bc, depth, sigma, coeff, queue):
         d = sigma[u] * acc
         bc[u] += d + 1.0 if endpoints else d
         coeff[u] = (1.0 + d) / sigma[u]
-    if endpoints:
-        bc[s] += tail - 1
-    for i in range(tail):
-        v = queue[i]
-        depth[v] = -1
-        sigma[v] = 0.0
-        coeff[v] = 0.0
+    _finish(bc, s, endpoints, queue, tail, depth, -1, sigma, coeff)
     return level, 2 * arcs
 
 
@@ -96,12 +103,7 @@ def _dijkstra_from(indptr, indices, weights, s, endpoints, bc, dist, sigma, coef
     pos[s] = 0
     size, tail, arcs = 1, 0, 0
     while size:  # Dijkstra: with positive weights a settled vertex is never lowered again
-        u = verts[0]
-        du = keys[0]
-        pos[u] = -1
-        size -= 1
-        if size:
-            sift_down(keys, verts, pos, size, keys[size], verts[size])
+        u, du, size = pop(keys, verts, pos, size)
         order[tail] = u
         tail += 1
         start, stop = indptr[u], indptr[u + 1]
@@ -141,14 +143,9 @@ def _dijkstra_from(indptr, indices, weights, s, endpoints, bc, dist, sigma, coef
         d = sigma[u] * acc
         bc[u] += d + 1.0 if endpoints else d
         coeff[u] = (1.0 + d) / sigma[u]
-    if endpoints:
-        bc[s] += tail - 1
+    _finish(bc, s, endpoints, order, tail, dist, np.inf, sigma, coeff)
     for i in range(tail):
-        v = order[i]
-        dist[v] = np.inf
-        sigma[v] = 0.0
-        coeff[v] = 0.0
-        depth[v] = 0
+        depth[order[i]] = 0
     return top, 3 * arcs
 
 

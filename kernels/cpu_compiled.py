@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from .cpu_bfs import bfs_tree, int_levels  # noqa: F401  (the BFS with its tree, re-exported)
 from .cpu_brandes import brandes_dijkstra, brandes_hops  # noqa: F401  (betweenness, re-exported)
-from .cpu_heap import sift_down, sift_up
+from .cpu_heap import pop, sift_up
 from .cpu_wedges import add_copies, wedge_count  # noqa: F401  (triangles, re-exported)
 
 _OPTS = dict(cache=True, nogil=True)
@@ -265,12 +265,7 @@ def dijkstra(indptr, indices, weights, weighted, plus, frontier, state, parent, 
             size += 1
             sift_up(keys, verts, pos, size - 1, state[u], u)
     while size:
-        u = verts[0]
-        du = keys[0]
-        pos[u] = -1
-        size -= 1
-        if size:
-            sift_down(keys, verts, pos, size, keys[size], verts[size])
+        u, du, size = pop(keys, verts, pos, size)
         start, stop = indptr[u], indptr[u + 1]
         arcs += stop - start
         for j in range(start, stop):

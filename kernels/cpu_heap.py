@@ -45,3 +45,15 @@ def sift_down(keys, verts, pos, size, k, v):
     keys[i] = k
     verts[i] = v
     pos[v] = i
+
+
+@njit(**_OPTS)
+def pop(keys, verts, pos, size):
+    """Take the root off a heap of ``size`` entries: ``(vertex, key, size - 1)``."""
+    u = verts[0]
+    du = keys[0]
+    pos[u] = -1
+    size -= 1
+    if size:
+        sift_down(keys, verts, pos, size, keys[size], verts[size])
+    return u, du, size
