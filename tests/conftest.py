@@ -34,11 +34,13 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _tiny_build_budgets(monkeypatch):
     """Tests force the builder's out-of-core paths with budgets of a few KiB (STYLE.md); the fixed
-    allowances for the interpreter itself and for HDF5's write buffers would refuse those, so here
-    they are zero. Tests of the budget floor restore them (``monkeypatch.undo()``)."""
+    allowances for the interpreter itself and for the write buffers (HDF5's, the chunk writer's)
+    would refuse those, so here they are zero. Tests of the budget floor restore them
+    (``monkeypatch.undo()``)."""
     from ooc_graph.ingest import footprint
     monkeypatch.setattr(footprint, "BASELINE_BYTES", 0)
     monkeypatch.setattr(footprint, "HDF5_WRITE_COPIES", 0)
+    monkeypatch.setattr(footprint, "CHUNK_WRITER_COPIES", 0)
 
 
 @pytest.fixture

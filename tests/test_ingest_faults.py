@@ -300,21 +300,28 @@ def _enospc(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
-@pytest.mark.parametrize("where", ["scratch", "store", "rename"])
+@pytest.mark.parametrize("where", ["scratch", "store", "chunks", "rename"])
 def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
-    from ooc_graph.ingest import scratch, writing
-    from ooc_graph.store import writer
+    from ooc_graph.ingest import footprint, scratch
+    from ooc_graph.store import chunks, writer
     out = tmp_path / "g.h5"
     store(out)
     before = snapshot(tmp_path)
     if where == "scratch":
         monkeypatch.setattr(scratch.Spill, "append", _enospc)
-    elif where == "store":
-        monkeypatch.setattr(writing, "append", _enospc)
+    elif where == "store":  # appended through h5py
+        monkeypatch.setattr(chunks.Appender, "append", _enospc)
+    elif where == "chunks":  # written chunk by chunk
+        pytest.importorskip("numba")
+        monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
+        monkeypatch.setattr(footprint, "CHUNK_WRITER_MIN_BUDGET", 0)
+        monkeypatch.setattr(chunks.DirectAppender, "_write_chunk", _enospc)
     else:
         monkeypatch.setattr(writer.os, "replace", _enospc)
     rng = np.random.default_rng(0)
     with pytest.raises(StoreError) as info:
+        if where == "chunks":  # whole chunks of 16-bit local ids to write
+            ooc_graph.convert(rng.integers(0, 1000, (1000, 2)), out, overwrite=True, progress=False, chunk_arcs=100)
         ooc_graph.convert(rng.integers(0, 100, (1000, 2)), out, overwrite=True, progress=False)
     assert str(info.value).startswith(f"{out}: cannot write the store: no space left on the device (disk full)")
     assert "\n" not in str(info.value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ooc_graph.store.writer import append, create_appendable, write_array
+from ooc_graph.store.writer import write_array
 
 from . import sorting
 from .scratch import Spill, append_to
@@ -126,20 +126,23 @@ def degrees(rows: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 
 class BlockWriter:
-    """Appends laid-out blocks to local-id (and weight) datasets and writes their block table."""
+    """Appends laid-out blocks to local-id (and weight) datasets and writes their block table.
+    The datasets are appended through ``writer`` (a :class:`~ooc_graph.store.chunks.ChunkWriter`),
+    ``expected`` arcs being a hint of their size."""
 
-    def __init__(self, h5, names, local_dtype, weight_dtype, chunk):
+    def __init__(self, h5, names, local_dtype, weight_dtype, chunk, *, writer, expected=None):
         self.h5 = h5
-        self.src, self.dst = (create_appendable(h5, name, local_dtype, chunk) for name in names[:2])
-        self.weight = None if names[2] is None else create_appendable(h5, names[2], weight_dtype, chunk)
+        self.src, self.dst = (writer.appendable(h5, name, local_dtype, chunk, expected) for name in names[:2])
+        self.weight = None if names[2] is None else writer.appendable(h5, names[2], weight_dtype, chunk, expected)
         self.table = {name: [] for name in ("src", "dst", "len")}
 
     def append(self, parts) -> None:
+        """Append a batch of blocks (the datasets take each column's arrays as one append)."""
+        self.src.append([blocks.src_local for blocks in parts])
+        self.dst.append([blocks.dst_local for blocks in parts])
+        if self.weight is not None:
+            self.weight.append([blocks.weight for blocks in parts])
         for blocks in parts:
-            append(self.src, blocks.src_local)
-            append(self.dst, blocks.dst_local)
-            if self.weight is not None:
-                append(self.weight, blocks.weight)
             self.table["src"].append(blocks.block_src)
             self.table["dst"].append(blocks.block_dst)
             self.table["len"].append(blocks.block_len)

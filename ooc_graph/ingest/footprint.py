@@ -1,7 +1,7 @@
 """What a conversion's memory goes to, and the floor below which a budget cannot work.
 
 The budget (``memory``) bounds the whole process: a fixed allowance for the program, the
-per-vertex arrays, HDF5's write buffers, and the rest for data — the reader's chunks while the
+per-vertex arrays, the write buffers, and the rest for data — the reader's chunks while the
 input is read, a spill chunk at a time while degrees are counted (with the counting threads'
 buffer, ``degrees.py``) and while arcs are scattered into buckets, and the buckets being sorted
 (``buckets.BYTES_PER_ARC``). Figures measured on the 2-core development machine
@@ -28,6 +28,12 @@ TEXT_BYTES_PER_BYTE = 48
 # HDF5 writes a dataset chunk through buffers of about twice its size (measured: appending to
 # fletcher32 datasets of 32 MiB chunks raises the peak by ~65 MiB).
 HDF5_WRITE_COPIES = 2
+# Besides, the store's chunk writer (store/chunks.py) holds one chunk's buffer.
+CHUNK_WRITER_COPIES = 1
+# The chunk writer checksums chunks with numba, which adds ~110 MiB to the program (measured: peak
+# RSS 67 -> 176 MiB on importing it and loading the compiled checksum): it writes chunks from this
+# budget up (h5py below).
+CHUNK_WRITER_MIN_BUDGET = 2 << 30
 # pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
 # the program: it is used from this budget up (numpy.loadtxt below).
 ARROW_MIN_BUDGET = 2 << 30
@@ -51,10 +57,11 @@ def reader_options(memory, **opts) -> dict:
 
 
 def write_buffers(chunk_arcs: int, arcs: int, itemsizes: list[int], csr_itemsizes: list[int], csr_chunk: int) -> int:
-    """HDF5's buffers for writing the largest dataset chunk (CEL chunks of ``chunk_arcs``, CSR
-    chunks of ``csr_chunk`` elements; both no longer than the ``arcs``)."""
+    """HDF5's and the chunk writer's buffers for writing the largest dataset chunk (CEL chunks
+    of ``chunk_arcs``, CSR chunks of ``csr_chunk`` elements; both no longer than the ``arcs``)."""
     arcs = max(1, arcs)
-    return HDF5_WRITE_COPIES * max(min(chunk_arcs, arcs) * max(itemsizes), min(csr_chunk, arcs) * max(csr_itemsizes))
+    largest = max(min(chunk_arcs, arcs) * max(itemsizes), min(csr_chunk, arcs) * max(csr_itemsizes))
+    return (HDF5_WRITE_COPIES + CHUNK_WRITER_COPIES) * largest
 
 
 def check_vertices(n: int, memory: int, at_least: bool = False) -> None:
@@ -76,4 +83,4 @@ def check_fullest(memory: int, data: int, n: int, writes: int, vertex: int, arcs
             f"memory budget {human(memory)} is below the floor of {human(memory - data + arcs * per_arc)} for "
             f"this graph: vertex {vertex:,} has {arcs:,} arcs, which take about {human(arcs * per_arc)} to "
             f"sort, beside {human(BASELINE_BYTES)} for the program, {human(BYTES_PER_VERTEX * n)} for {n:,} "
-            f"vertices and {human(writes)} for HDF5's write buffers; raise memory (--memory)")
+            f"vertices and {human(writes)} for the write buffers; raise memory (--memory)")

@@ -20,9 +20,11 @@ from ooc_graph._progress import progress_bar
 from ooc_graph.partitioning.cel import blocks_of_sorted
 from ooc_graph.store import _format as F
 from ooc_graph.store.graph import encode_labels
-from ooc_graph.store.writer import append, create_appendable, write_array
+from ooc_graph.store.chunks import ChunkWriter
+from ooc_graph.store.writer import write_array
 
 from . import buckets as B
+from . import footprint as M
 
 log = logging.getLogger("ooc_graph.ingest")
 
@@ -31,19 +33,28 @@ class StoreWriting:
     """The part of :class:`~.builder.GraphBuilder` that writes the store (a mixin: it reads the
     builder's options, stages and worker count)."""
 
-    def _write(self, h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets, out_edges):
+    def _write(self, h5, *args):
+        """Write the store into ``h5`` (an h5py file or a ``MemoryFile``); the CSR and CEL
+        datasets are appended through one :class:`ChunkWriter`, writing chunks directly where the
+        budget has room for numba (if the build fails, the builder discards its temporary file)."""
+        with ChunkWriter(direct=self.memory >= M.CHUNK_WRITER_MIN_BUDGET) as writer:
+            return self._write_store(h5, writer, *args)
+
+    def _write_store(self, h5, writer, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets,
+                     out_edges):
         upper = max(1, sum(b.count for b in in_buckets))
         chunk = min(self.chunk_arcs, upper)
         wdt = self.weight_dtype
-        cel = B.BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk)
-        aug = B.BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk) \
-            if self.augment else None
+        cel = B.BlockWriter(h5, (F.CEL_SRC, F.CEL_DST, F.CEL_WEIGHT if self.weighted else None), ldt, wdt, chunk,
+                            writer=writer, expected=upper)
+        aug = B.BlockWriter(h5, (F.AUG_SRC, F.AUG_DST, F.AUG_WEIGHT if self.weighted else None), ldt, wdt, chunk,
+                            writer=writer, expected=upper) if self.augment else None
         hchunk = min(F.HDF5_CHUNK_ELEMENTS, upper)
 
         def csr_writer(side):
-            return (create_appendable(h5, F.CSR.format(side=side, part="indices"), gdt, hchunk),
-                    create_appendable(h5, F.CSR.format(side=side, part="weights"), wdt, hchunk)
-                    if self.weighted else None)
+            def part(name, dtype):
+                return writer.appendable(h5, F.CSR.format(side=side, part=name), dtype, hchunk, upper)
+            return part("indices", gdt), part("weights", wdt) if self.weighted else None
 
         stats = {"self_loops": 0, "min_weight": np.inf, "max_weight": -np.inf}
         in_side = "in" if self.directed else "out"
@@ -167,9 +178,9 @@ class StoreWriting:
             del item
             degree[lo:hi] = deg
             with self.stages("csr"):
-                append(indices, cols)
+                indices.append(cols)
                 if w is not None:
-                    append(weights, w)
+                    weights.append(w)
             del deg, cols, w
             bar.update(1)
             release_free_memory()

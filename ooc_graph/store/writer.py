@@ -11,6 +11,10 @@ import numpy as np
 
 from . import _format as F
 
+# Arrays of at least this many chunks are written chunk by chunk by chunks.py's ChunkWriter (where
+# the process has loaded its compiled checksum already).
+DIRECT_MIN_CHUNKS = 4
+
 
 def umask() -> int:
     """The process's file-creation mask (read without changing it where Linux tells it)."""
@@ -69,5 +73,12 @@ def write_array(h5, name: str, values: np.ndarray) -> None:
     """A checksummed 1-D dataset holding ``values`` (an empty one is made resizable: HDF5 wants
     chunks no larger than a fixed shape)."""
     values = np.asarray(values)
-    h5.create_dataset(name, data=values, chunks=(max(1, min(len(values), F.HDF5_CHUNK_ELEMENTS)),),
+    chunk = max(1, min(len(values), F.HDF5_CHUNK_ELEMENTS))
+    if values.ndim == 1 and len(values) >= DIRECT_MIN_CHUNKS * chunk:
+        from . import chunks  # it builds on this module
+
+        with chunks.ChunkWriter(direct=chunks.compiled_loaded()) as writer:  # numba only if loaded already
+            if writer.write_array(h5, name, values, chunk):
+                return
+    h5.create_dataset(name, data=values, chunks=(chunk,),
                       maxshape=(None,) if len(values) == 0 else values.shape, fletcher32=True)
