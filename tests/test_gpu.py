@@ -331,12 +331,15 @@ def test_merge_level_kernel_ors_flags_and_sets_the_level(ranks):
 
 
 def test_release_gives_device_memory_back(rmat):
-    """After G.release() CuPy's pool keeps no free blocks: another process on the GPU (a worker
-    of a multi-GPU call) sees the memory free and sizes its budget by it."""
+    """G.release() hands CuPy's pooled free blocks back to the driver: another process on the GPU
+    (a worker of a multi-GPU call) sees the memory free and sizes its budget by it. (A block split
+    from a larger allocation still partly in use stays pooled: the test frees one of its own.)"""
     import cupy as cp
-    ooc_graph.pagerank(rmat, device="gpu")
     pool = cp.get_default_memory_pool()
-    assert pool.total_bytes() > 0
+    block = cp.empty(256 << 20, dtype=cp.uint8)
+    del block  # pooled, not returned
+    held = pool.total_bytes()
+    ooc_graph.pagerank(rmat, device="gpu")
     rmat.release()
-    assert pool.total_bytes() == pool.used_bytes()
+    assert pool.total_bytes() <= held - (256 << 20)
     assert cp.get_default_pinned_memory_pool().n_free_blocks() == 0
