@@ -38,6 +38,9 @@ _STEP = 1 << 22
 # Fewer edges are drawn with NumPy: under a second, less than loading numba's kernels or
 # compiling the GPU's the first time in a process.
 KERNEL_MIN_EDGES = 1 << 22
+# How the edges were drawn, named in a store's source: stores of one seed drawn another way
+# (before the counter-based hash) hold other graphs.
+DRAWS = "draws=splitmix64"
 
 
 def _id_dtype(n: int):
@@ -161,7 +164,8 @@ def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 
     args = (scale, cpu_generate.thresholds(a, b, c), cpu_generate.permutation(scale, keys[1:]) if permute else None)
     edges = _hashed("rmat_edges", args, n, m, keys[0], weighted, opts)
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
-                  source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed})",
+                  source=f"rmat(scale={scale}, edge_factor={edge_factor}, a={a}, b={b}, c={c}, seed={seed}, "
+                         f"permute={permute}, {DRAWS})",
                   overwrite=overwrite, **opts)
 
 
@@ -173,7 +177,7 @@ def urand(out, scale: int, edge_factor: int = 16, *, seed: int = 0, directed: bo
     _ready(out, n, overwrite, opts, seed, directed=directed, weighted=weighted)
     edges = _hashed("urand_edges", (scale,), n, m, cpu_generate.seed_keys(seed)[0], weighted, opts)
     return _write(out, edges, n=n, directed=directed, weighted=weighted,
-                  source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed})", overwrite=overwrite,
+                  source=f"urand(scale={scale}, edge_factor={edge_factor}, seed={seed}, {DRAWS})", overwrite=overwrite,
                   **opts)
 
 
