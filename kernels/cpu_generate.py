@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["GAMMA", "STRIDE", "WEIGHT_SLOT", "seed_keys", "thresholds", "permutation", "permute", "hash64",
-           "rmat_edges", "urand_edges", "edge_weights"]
+           "rmat_edges", "urand_edges", "edge_weights", "u64"]
 
 _U64 = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment (odd: the counters map to distinct states)
@@ -78,8 +78,9 @@ def permute(x: np.ndarray, consts: np.ndarray) -> np.ndarray:
     return x
 
 
-def _u64(x: int) -> np.uint64:
-    return np.uint64(x & _U64)
+def u64(x: int) -> np.uint64:
+    """``x`` modulo 2**64 as a NumPy uint64 (the kernels' arguments; a key or a start past it wraps)."""
+    return np.uint64(int(x) & _U64)
 
 
 # Edges per block: a block's temporaries stay in the processor's cache between the dozens of
@@ -100,13 +101,13 @@ class _Block:
         self.count = count
         e = self.bases[:count]
         e[:] = np.arange(count, dtype=np.uint64)
-        e += _u64(start)
-        e *= _u64(STRIDE * GAMMA)
+        e += u64(start)
+        e *= u64(STRIDE * GAMMA)
 
     def slot(self, key: int, slot: int) -> np.ndarray:
         """The block's hashes of one slot (in a buffer the next call reuses)."""
         z = self.h[:self.count]
-        np.add(self.bases[:self.count], _u64(key + slot * GAMMA), out=z)
+        np.add(self.bases[:self.count], u64(key + slot * GAMMA), out=z)
         return _mix(z, self.tmp[:self.count])
 
 
@@ -123,7 +124,7 @@ def _mix(z: np.ndarray, tmp: np.ndarray) -> np.ndarray:
 def hash64(key: int, counters) -> np.ndarray:
     """``hash64(key, c)`` of each counter ``c`` (uint64): SplitMix64's output ``c`` for seed ``key``."""
     z = np.asarray(counters, dtype=np.uint64) * np.uint64(GAMMA)
-    z += _u64(key)
+    z += u64(key)
     return _mix(z, np.empty_like(z))
 
 

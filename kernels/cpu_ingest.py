@@ -19,7 +19,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .cpu_generate import GAMMA, MIX1, MIX2, STRIDE, WEIGHT_SLOT
+from .cpu_generate import GAMMA, MIX1, MIX2, STRIDE, WEIGHT_SLOT, u64
 
 _OPTS = dict(cache=True, nogil=True)
 _GAMMA = np.uint64(GAMMA)
@@ -97,29 +97,25 @@ def _edge_weights(key, start, out):
         out[i] = np.float64((h >> np.uint64(11)) + np.uint64(1)) * 2.0**-53
 
 
-def _u64(x: int) -> np.uint64:
-    return np.uint64(int(x) & ((1 << 64) - 1))
-
-
 def rmat_edges(key: int, start: int, count: int, scale: int, limits, perm=None, dtype=np.int64):
     """R-MAT edges ``start .. start + count - 1`` (``cpu_generate.rmat_edges``)."""
     src, dst = np.empty(count, dtype), np.empty(count, dtype)
     consts = _NO_PERM if perm is None else np.ascontiguousarray(perm, np.uint64)
-    _rmat_edges(_u64(key), _u64(start), int(scale), *(_u64(t) for t in limits), consts, perm is not None, src, dst)
+    _rmat_edges(u64(key), u64(start), int(scale), *(u64(t) for t in limits), consts, perm is not None, src, dst)
     return src, dst
 
 
 def urand_edges(key: int, start: int, count: int, scale: int, dtype=np.int64):
     """Uniform edges ``start .. start + count - 1`` (``cpu_generate.urand_edges``)."""
     src, dst = np.empty(count, dtype), np.empty(count, dtype)
-    _urand_edges(_u64(key), _u64(start), int(scale), src, dst)
+    _urand_edges(u64(key), u64(start), int(scale), src, dst)
     return src, dst
 
 
 def edge_weights(key: int, start: int, count: int) -> np.ndarray:
     """Weights of edges ``start .. start + count - 1`` (``cpu_generate.edge_weights``)."""
     w = np.empty(count, np.float64)
-    _edge_weights(_u64(key), _u64(start), w)
+    _edge_weights(u64(key), u64(start), w)
     return w
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import cupy as cp
 import numpy as np
 
+from .cpu_generate import u64
+
 _RMAT = """
     unsigned long long s, d;
     ooc_graph_rmat_edge(key, start + (unsigned long long)i, scale, t1, t2, t3, &perm[0], permuted, s, d);
@@ -43,17 +45,13 @@ def _kernels():
     }
 
 
-def _u64(x: int) -> np.uint64:
-    return np.uint64(int(x) & ((1 << 64) - 1))
-
-
 def rmat_edges(key: int, start: int, count: int, scale: int, limits, perm=None, dtype=np.int64):
     """R-MAT edges ``start .. start + count - 1`` (``cpu_generate.rmat_edges``) as device arrays."""
     src, dst = cp.empty(count, dtype), cp.empty(count, dtype)
     if count:
         consts = cp.asarray(np.zeros(8, np.uint64) if perm is None else np.asarray(perm, np.uint64))
-        t1, t2, t3 = (_u64(t) for t in limits)
-        _kernels()["rmat"](_u64(key), _u64(start), np.int32(scale), t1, t2, t3, consts, np.bool_(perm is not None),
+        t1, t2, t3 = (u64(t) for t in limits)
+        _kernels()["rmat"](u64(key), u64(start), np.int32(scale), t1, t2, t3, consts, np.bool_(perm is not None),
                            src, dst)
     return src, dst
 
@@ -62,7 +60,7 @@ def urand_edges(key: int, start: int, count: int, scale: int, dtype=np.int64):
     """Uniform edges ``start .. start + count - 1`` (``cpu_generate.urand_edges``) as device arrays."""
     src, dst = cp.empty(count, dtype), cp.empty(count, dtype)
     if count:
-        _kernels()["urand"](_u64(key), _u64(start), np.int32(scale), src, dst)
+        _kernels()["urand"](u64(key), u64(start), np.int32(scale), src, dst)
     return src, dst
 
 
@@ -70,5 +68,5 @@ def edge_weights(key: int, start: int, count: int):
     """Weights of edges ``start .. start + count - 1`` (``cpu_generate.edge_weights``) on the device."""
     w = cp.empty(count, np.float64)
     if count:
-        _kernels()["weights"](_u64(key), _u64(start), w)
+        _kernels()["weights"](u64(key), u64(start), w)
     return w
