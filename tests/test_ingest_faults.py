@@ -314,7 +314,7 @@ def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
     elif where == "chunks":  # written chunk by chunk
         pytest.importorskip("numba")
         monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-        monkeypatch.setattr(footprint, "CHUNK_WRITER_MIN_BUDGET", 0)
+        monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
         monkeypatch.setattr(chunks.DirectAppender, "_write_chunk", _enospc)
     else:
         monkeypatch.setattr(writer.os, "replace", _enospc)

@@ -185,7 +185,7 @@ def _convert(edges, path, *, direct_writes, **kw):
 @pytest.mark.parametrize("weighted", [True, False])
 def test_a_conversion_writes_the_same_store(tmp_path, monkeypatch, directed, weighted):
     monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-    monkeypatch.setattr(footprint, "CHUNK_WRITER_MIN_BUDGET", 0)
+    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
     monkeypatch.setattr(F, "HDF5_CHUNK_ELEMENTS", 50)  # CSR and tables of several chunks
     src, dst, w = random_edges(np.random.default_rng(5), n=700, m=6000, weighted=weighted)
     edges = (src, dst, w) if weighted else (src, dst)
@@ -215,7 +215,7 @@ def test_a_conversion_writes_the_same_store(tmp_path, monkeypatch, directed, wei
 
 
 def test_small_budgets_leave_numba_out(tmp_path, monkeypatch):
-    """Loading numba costs ~110 MiB: below ``CHUNK_WRITER_MIN_BUDGET`` chunks go through h5py."""
+    """Loading numba costs ~110 MiB: below ``COMPILED_MIN_BUDGET`` chunks go through h5py."""
     monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
     made, real = [], chunks.ChunkWriter.appendable
 
@@ -234,7 +234,7 @@ def test_small_budgets_leave_numba_out(tmp_path, monkeypatch):
 
 def test_a_failed_conversion_leaves_no_file(tmp_path, monkeypatch):
     monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-    monkeypatch.setattr(footprint, "CHUNK_WRITER_MIN_BUDGET", 0)
+    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
     real, calls = chunks.DirectAppender._write_chunk, []
 
     def failing(self, *args):

@@ -30,16 +30,13 @@ TEXT_BYTES_PER_BYTE = 48
 HDF5_WRITE_COPIES = 2
 # Besides, the store's chunk writer (store/chunks.py) holds one chunk's buffer.
 CHUNK_WRITER_COPIES = 1
-# The chunk writer checksums chunks with numba, which adds ~110 MiB to the program (measured: peak
-# RSS 67 -> 176 MiB on importing it and loading the compiled checksum): it writes chunks from this
-# budget up (h5py below).
-CHUNK_WRITER_MIN_BUDGET = 2 << 30
 # pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
 # the program: it is used from this budget up (numpy.loadtxt below).
 ARROW_MIN_BUDGET = 2 << 30
 # numba and the compiled kernels it loads add ~110 MiB to the program (measured: 66 MiB with the
-# package imported, 118 with numba, 176 with one cached kernel loaded): the degree pass and the
-# generators use them from this budget up (NumPy below).
+# package imported, 118 with numba, 176 with one cached kernel loaded; 67 -> 176 MiB with the
+# chunk writer's compiled checksum): the degree pass, the generators and the chunk writer (which
+# writes chunks directly) use them from this budget up (NumPy, or h5py's appends, below).
 COMPILED_MIN_BUDGET = 2 << 30
 
 

@@ -37,7 +37,7 @@ class StoreWriting:
         """Write the store into ``h5`` (an h5py file or a ``MemoryFile``); the CSR and CEL
         datasets are appended through one :class:`ChunkWriter`, writing chunks directly where the
         budget has room for numba (if the build fails, the builder discards its temporary file)."""
-        with ChunkWriter(direct=self.memory >= M.CHUNK_WRITER_MIN_BUDGET) as writer:
+        with ChunkWriter(direct=self.memory >= M.COMPILED_MIN_BUDGET) as writer:
             return self._write_store(h5, writer, *args)
 
     def _write_store(self, h5, writer, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets,
