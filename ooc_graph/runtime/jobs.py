@@ -3,8 +3,9 @@
 ``submit(client, "pagerank", "g.h5", alpha=0.85)`` returns a :class:`Job` at once: one task per
 worker is queued (it opens the job's mesh with the others, then runs its rank), all in one
 message to the scheduler, and the call never waits on the cluster. ``job.progress()``,
-``job.status()``, ``job.result()`` and ``job.cancel()`` follow it. A worker that dies or fails makes the job fail promptly with a
-:class:`~ooc_graph.errors.JobError` naming the job and the worker.
+``job.status()``, ``job.result()`` and ``job.cancel()`` follow it. A worker that dies or fails
+makes the job fail promptly with a :class:`~ooc_graph.errors.JobError` naming the job and the
+worker.
 """
 
 from __future__ import annotations

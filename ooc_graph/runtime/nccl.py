@@ -3,8 +3,9 @@
 Collectives that need not be waited for (``gather_owned`` and ``allreduce_array`` with
 ``wait=False``) go on a side stream of the highest priority instead, behind the work queued so
 far, so that kernels queued next overlap them: PageRank's pull over the arcs from a rank's own
-sources runs while the other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute stream wait for them;
-every other collective joins first, so the communicator's operations never run at once.
+sources runs while the other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute
+stream wait for them; every other collective joins first, so the communicator's operations never
+run at once.
 
 The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh. NCCL
 blocks forever when a peer dies, so every collective is waited for by polling its stream while
