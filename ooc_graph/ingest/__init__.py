@@ -91,10 +91,10 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     out : path or ":memory:"
         The store to write (HDF5), in an existing folder. Written under a temporary name and
         renamed on success; never the input itself, never over a file that is not a store.
-        ``":memory:"`` (as SQLite names it) keeps the store in memory (:class:`~ooc_graph.store.memory.MemoryGraph`: the
-        same datasets, read the same way, gone with the object; for small graphs, where writing
-        a file costs more than the algorithm). It cannot hold saved results or be opened by
-        worker processes.
+        ``":memory:"`` (as SQLite names it) keeps the store in memory
+        (:class:`~ooc_graph.store.memory.MemoryGraph`: the same datasets, read the same way, gone
+        with the object; for small graphs, where writing a file costs more than the algorithm).
+        It cannot hold saved results or be opened by worker processes.
     format : str, optional
         Input format; by default from the file suffix.
     directed : bool, optional
