@@ -10,6 +10,14 @@ _OPTS = dict(cache=True, nogil=True)
 
 
 @njit(**_OPTS)
+def _put(keys, verts, pos, i, k, v):
+    """Vertex v with key k into slot i."""
+    keys[i] = k
+    verts[i] = v
+    pos[v] = i
+
+
+@njit(**_OPTS)
 def sift_up(keys, verts, pos, i, k, v):
     """Place vertex v with key k at slot i or above (keys live in the heap: sifting reads them
     contiguously, not through the vertex)."""
@@ -17,13 +25,9 @@ def sift_up(keys, verts, pos, i, k, v):
         p = (i - 1) >> 1
         if keys[p] <= k:
             break
-        keys[i] = keys[p]
-        verts[i] = verts[p]
-        pos[verts[i]] = i
+        _put(keys, verts, pos, i, keys[p], verts[p])
         i = p
-    keys[i] = k
-    verts[i] = v
-    pos[v] = i
+    _put(keys, verts, pos, i, k, v)
 
 
 @njit(**_OPTS)
@@ -38,13 +42,9 @@ def sift_down(keys, verts, pos, size, k, v):
             c += 1
         if keys[c] >= k:
             break
-        keys[i] = keys[c]
-        verts[i] = verts[c]
-        pos[verts[i]] = i
+        _put(keys, verts, pos, i, keys[c], verts[c])
         i = c
-    keys[i] = k
-    verts[i] = v
-    pos[v] = i
+    _put(keys, verts, pos, i, k, v)
 
 
 @njit(**_OPTS)
