@@ -343,3 +343,35 @@ def test_release_gives_device_memory_back(rmat):
     rmat.release()
     assert pool.total_bytes() <= held - (256 << 20)
     assert cp.get_default_pinned_memory_pool().n_free_blocks() == 0
+
+
+@pytest.mark.parametrize("algo,kw", [("pagerank", {}), ("bfs", {"source": 3}), ("sssp", {"source": 3}), ("wcc", {}),
+                                     ("cdlp", {}), ("core_number", {}), ("scc", {}), ("katz_centrality", {}),
+                                     ("eigenvector_centrality", {}), ("hits", {}),
+                                     ("betweenness_centrality", {"k": 8, "seed": 1})])
+def test_results_left_on_the_device(tmp_path, algo, kw):
+    """``output="cupy"``: the same arrays, as CuPy arrays on the device, and the result's methods
+    (frames, saving, counts) work on them as on host arrays."""
+    import cupy as cp
+    rng = np.random.default_rng(11)
+    src, dst, _ = random_edges(rng, n=300, m=1500)
+    G = ooc_graph.convert((src + 10, dst + 10), tmp_path / "g.h5", directed=algo != "core_number",
+                          interval_size=64, chunk_arcs=256, progress=False)
+    fn = getattr(ooc_graph, algo)
+    host = fn(G, device="gpu", **kw)
+    dev = fn(G, device="gpu", output="cupy", **kw)
+    for name, a in host.arrays().items():
+        b = dev.arrays()[name]
+        assert isinstance(a, np.ndarray) and isinstance(b, cp.ndarray), name
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(b.get(), a, rtol=1e-10, atol=1e-15)
+        else:
+            np.testing.assert_array_equal(b.get(), a)
+    first = host._arrays[0]
+    assert dev.to_dict(first).keys() == host.to_dict(first).keys()
+    if algo in ("bfs", "wcc"):
+        assert dev.to_pandas().equals(host.to_pandas())
+    saved = dev.save("on_device")
+    assert saved.in_store
+    for name, a in host.arrays().items():
+        np.testing.assert_array_equal(G.load_result("on_device")[name], dev.arrays()[name].get())

@@ -155,3 +155,18 @@ def test_networkx_and_arrays_with_string_nodes(tmp_path):
     assert ooc_graph.sssp(G, "a", device="cpu").to_dict("distance") == {"a": 0.0, "b": 1.0, "c": 3.0}
     G = ooc_graph.convert(np.array([["u1", "u2"], ["u2", "u3"]]), tmp_path / "m.h5", progress=False)
     assert G.labels.tolist() == ["u1", "u2", "u3"] and G.num_arcs == 2
+
+
+def test_output_choices_are_checked_before_any_work(tmp_path, monkeypatch):
+    """``output="cupy"`` keeps results on a GPU of one process: asked of a CPU run, a distributed
+    call or a job, or misspelt, it is a ParameterError naming the choice, before anything starts."""
+    from ooc_graph.runtime import cluster
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2]]), tmp_path / "p.h5", progress=False)
+    with pytest.raises(ParameterError, match=r"unknown output 'torch' \(valid: numpy, cupy\)"):
+        ooc_graph.pagerank(G, output="torch")
+    with pytest.raises(ParameterError, match="runs on the CPU"):
+        ooc_graph.bfs(G, 0, device="cpu", output="cupy")
+    monkeypatch.setattr(cluster, "local_cpu_client", lambda n: pytest.fail("a cluster was started"))
+    with pytest.raises(ParameterError, match="host memory"):
+        ooc_graph.wcc(G, workers=2, output="cupy")
+    assert ooc_graph.wcc(G, device="cpu", output="numpy").labels.tolist() == [0, 0, 0]

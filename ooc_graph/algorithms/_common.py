@@ -58,6 +58,8 @@ def check_iteration(max_iter, tol, weight=None) -> int:
 
 # The most per-vertex float64 arrays any algorithm keeps (PageRank), counted against the budgets.
 STATE_ARRAYS = 5
+# Where a call returns its per-vertex arrays (``output=``).
+OUTPUTS = ("numpy", "cupy")
 
 
 def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) -> Engine:
@@ -89,14 +91,25 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=()):
+    def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=(), output="numpy"):
         """``outputs``: the dtypes of the per-vertex arrays the run will return (through
-        :meth:`Engine.result`), whose host memory is made ready while it computes."""
+        :meth:`Engine.result`), whose host memory is made ready while it computes; ``output``:
+        ``"numpy"`` (host memory) or ``"cupy"`` (the arrays stay on the GPU: nothing is copied)."""
+        if output not in OUTPUTS:
+            raise ParameterError(f"unknown output {output!r} (valid: {', '.join(OUTPUTS)})")
         self.graph = as_graph(G)
         check_bool("profile", profile)
+        if output == "cupy" and current_placement() is not None:
+            raise ParameterError("output='cupy' keeps results on the GPU of one process; a distributed call "
+                                 "returns them in host memory (use output='numpy')")
         self.engine = engine_for(self.graph, memory=memory, device=device, device_memory=device_memory,
                                  profile=profile)
-        self.engine.prepare_results(outputs)
+        if output == "cupy" and self.engine.backend.xp is np:
+            raise ParameterError(f"output='cupy' keeps results on the GPU, but this call runs on the CPU "
+                                 f"(device={device!r}); use device='gpu' or output='numpy'")
+        self.engine.results_on_device = output == "cupy"
+        if output == "numpy":
+            self.engine.prepare_results(outputs)
         self.t0 = time.perf_counter()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):

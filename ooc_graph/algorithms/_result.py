@@ -15,6 +15,12 @@ import numpy as np
 from ooc_graph.errors import ParameterError
 
 
+def on_host(array):
+    """A result array in host memory: a CuPy array (``output="cupy"``) copied back, anything
+    else as it is."""
+    return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else array
+
+
 @dataclass
 class Result:
     """Common run statistics. Subclasses add the per-vertex arrays."""
@@ -55,7 +61,7 @@ class Result:
         original ids and ``missing`` marks where there is no vertex (else ``missing`` is None)."""
         if name not in self._arrays:
             raise ParameterError(f"{self.algorithm} result has no array {name!r} (valid: {', '.join(self._arrays)})")
-        values = getattr(self, name)
+        values = on_host(getattr(self, name))
         if name not in self._vertex_valued():
             return values, None
         missing = values < 0
@@ -135,7 +141,8 @@ class Result:
         attrs = {"algorithm": self.algorithm, "parameters": self.parameters, "iterations": self.iterations,
                  "converged": self.converged, "seconds": self.seconds, "device": self.device,
                  "stats": stats}
-        self.saved = self.graph.save_result(name, self.arrays(), attrs, lock_timeout=lock_timeout)
+        arrays = {key: on_host(array) for key, array in self.arrays().items()}
+        self.saved = self.graph.save_result(name, arrays, attrs, lock_timeout=lock_timeout)
         return self.saved
 
 
@@ -187,7 +194,7 @@ class WCCResult(Result):
 
     @property
     def num_components(self) -> int:
-        return int(np.unique(self.labels).size)
+        return int(np.unique(on_host(self.labels)).size)
 
 
 UNREACHABLE = np.iinfo(np.int64).max
@@ -219,7 +226,7 @@ class CDLPResult(Result):
 
     @property
     def num_communities(self) -> int:
-        return int(np.unique(self.labels).size)
+        return int(np.unique(on_host(self.labels)).size)
 
 
 @dataclass
@@ -231,9 +238,10 @@ class CoreResult(Result):
 
     def k_core(self, k: int | None = None) -> np.ndarray:
         """Original ids of the vertices of the k-core (default: the main core, the largest k)."""
+        core = on_host(self.core)
         if k is None:
-            k = int(self.core.max()) if self.core.size else 0
-        return self.vertices[self.core >= k]
+            k = int(core.max()) if core.size else 0
+        return self.vertices[core >= k]
 
 
 @dataclass
@@ -245,7 +253,7 @@ class SCCResult(Result):
 
     @property
     def num_components(self) -> int:
-        return int(np.unique(self.labels).size)
+        return int(np.unique(on_host(self.labels)).size)
 
 
 def arrow_table(columns: dict, who: str):

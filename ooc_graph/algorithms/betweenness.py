@@ -31,7 +31,7 @@ TIGHT_BACK = "y_dst + w == y_src and y_dst < y_src"
 @distributable
 def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, endpoints: bool = False, seed=None,
                            memory=None, device: str = "auto", device_memory=None, profile: bool = False,
-                           store=False) -> CentralityResult:
+                           store=False, output: str = "numpy") -> CentralityResult:
     """Shortest-path betweenness of every vertex (Brandes), exact or from ``k`` sampled sources.
 
     As networkx's ``betweenness_centrality``: on hops, or with ``weight`` (an edge attribute
@@ -74,7 +74,7 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     tight in-arcs still to count), three more than the engine sets aside in ``memory`` /
     ``device_memory`` (``ooc_graph.algorithms._common.STATE_ARRAYS``): near a budget's limit,
     leave 24 bytes per vertex more (40 with weights). ``memory``, ``device``, ``device_memory``,
-    ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs; with ``k`` and no ``seed``, rank 0 draws a seed for all ranks
     and ``result.parameters['seed']`` says which.
@@ -110,7 +110,7 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
             raise ParameterError(f"k={k} is larger than the number of vertices ({n})")
     if k == n:
         k = None  # as networkx: every vertex, no sampling correction
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     if k is not None and seed is None and eng.comm.size > 1:  # every rank must draw the same sources

@@ -14,7 +14,7 @@ __all__ = ["bfs"]
 
 @distributable
 def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
-        execution: str = "auto", profile: bool = False, store=False) -> BFSResult:
+        execution: str = "auto", profile: bool = False, store=False, output: str = "numpy") -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.
 
     ``source`` is an original vertex id. Unreachable vertices have depth ``UNREACHABLE``
@@ -22,7 +22,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     one level above v with an arc to v, so results are deterministic. ``execution="async"``
     iterates each loaded chunk to local convergence within a pass (WolfGraph); ``"auto"`` does so
     once a streamed traversal has needed many passes; ``"sync"`` never. ``memory``, ``device``,
-    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device_memory``, ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -35,7 +35,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     """
     g = as_graph(G)
     s = g.vertex_id(source)  # validated before any chunk is read
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
     depth = xp.full(g.num_vertices, np.inf)

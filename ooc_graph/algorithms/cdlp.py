@@ -17,7 +17,7 @@ log = logging.getLogger("ooc_graph.cdlp")
 
 @distributable
 def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_memory=None,
-         profile: bool = False, store=False) -> CDLPResult:
+         profile: bool = False, store=False, output: str = "numpy") -> CDLPResult:
     """Community labels by synchronous label propagation, as LDBC Graphalytics defines CDLP.
 
     Every vertex starts with its own id as label; each of exactly ``max_iter`` iterations gives
@@ -26,7 +26,7 @@ def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_mem
     label. On a directed graph both in- and out-neighbours count, and a neighbour joined both ways
     counts twice (the specification's rule). Labels are original vertex ids. Each iteration is one
     ``most_frequent`` pass of the edge operator (two on a directed graph: the CEL and the out-CSR).
-    ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as for
+    ``memory``, ``device``, ``device_memory``, ``profile``, ``store`` and ``output`` are as for
     :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
@@ -40,7 +40,7 @@ def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_mem
     [0, 0, 0, 2, 2, 2]
     """
     max_iter = check_positive_int("max_iter", max_iter)
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     labels = xp.arange(g.num_vertices, dtype=np.float64)  # internal ids keep the original ids' order

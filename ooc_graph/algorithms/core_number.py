@@ -17,7 +17,7 @@ log = logging.getLogger("ooc_graph.core_number")
 
 @distributable
 def core_number(G, *, memory=None, device: str = "auto", device_memory=None, profile: bool = False,
-                store=False) -> CoreResult:
+                store=False, output: str = "numpy") -> CoreResult:
     """Core number of every vertex (the largest k whose k-core holds it), as networkx's ``core_number``.
 
     The k-core is the largest subgraph in which every vertex has degree at least k.
@@ -29,7 +29,7 @@ def core_number(G, *, memory=None, device: str = "auto", device_memory=None, pro
     (``"src != dst"`` summed from the vertices that left; skipping chunks without one) lowers
     their neighbours' degrees, until none is left at k; then k rises to the smallest remaining
     degree. ``result.k_core(k)`` lists a k-core's vertices. ``memory``, ``device``,
-    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device_memory``, ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
 
@@ -42,7 +42,7 @@ def core_number(G, *, memory=None, device: str = "auto", device_memory=None, pro
     >>> r.core.tolist(), r.k_core(2).tolist()
     ([2, 2, 2, 1], [0, 1, 2])
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     n = g.num_vertices

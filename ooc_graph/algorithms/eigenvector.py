@@ -18,7 +18,7 @@ log = logging.getLogger("ooc_graph.eigenvector")
 @distributable
 def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=None, weight=None, memory=None,
                            device: str = "auto", device_memory=None, profile: bool = False,
-                           store=False) -> CentralityResult:
+                           store=False, output: str = "numpy") -> CentralityResult:
     """Eigenvector centrality of every vertex, as networkx's ``eigenvector_centrality``.
 
     In-arcs count (the left eigenvector of the adjacency matrix), as in networkx.
@@ -28,7 +28,7 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     it stops when ``Σ|x_new - x| < tol`` (networkx compares with ``n * tol``; this does not grow
     with the graph), else the result says ``converged=False``. ``nstart``: initial values,
     ``{vertex id: value}`` or an array, whose sum is not zero (default all 1). ``memory``,
-    ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device``, ``device_memory``, ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
 
@@ -44,7 +44,7 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     g = as_graph(G)
     n = g.num_vertices
     x0 = initial_vector(g, nstart, "nstart")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     f = "src * w" if weight is not None else "src"

@@ -17,7 +17,8 @@ log = logging.getLogger("ooc_graph.hits")
 
 @distributable
 def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: bool = True, memory=None,
-         device: str = "auto", device_memory=None, profile: bool = False, store=False) -> HITSResult:
+         device: str = "auto", device_memory=None, profile: bool = False, store=False,
+         output: str = "numpy") -> HITSResult:
     """Hub and authority scores of every vertex (Kleinberg), as networkx's ``hits``.
 
     Each iteration is one pass along the arcs (``a[v] = Σ_{u→v} h[u] w``) and one against them
@@ -27,7 +28,7 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     as networkx's adjacency matrix does. ``nstart``: the initial hubs, ``{vertex id: value}`` or
     an array, whose sum is not zero (default uniform). ``normalized`` scales both to sum 1. A
     graph without arcs gives uniform scores. ``memory``, ``device``, ``device_memory``,
-    ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`. Not converging within
+    ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`. Not converging within
     ``max_iter`` gives ``converged=False``.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
@@ -45,7 +46,7 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     g = as_graph(G)
     n = g.num_vertices
     h0 = initial_vector(g, nstart, "nstart")
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64, np.float64))
     eng, xp = run.engine, run.engine.backend.xp
     h = xp.asarray(h0 / h0.sum()) if n else xp.zeros(0)

@@ -19,7 +19,7 @@ log = logging.getLogger("ooc_graph.katz")
 @distributable
 def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, tol: float = 1e-6, nstart=None,
                     normalized: bool = True, weight=None, memory=None, device: str = "auto", device_memory=None,
-                    profile: bool = False, store=False) -> CentralityResult:
+                    profile: bool = False, store=False, output: str = "numpy") -> CentralityResult:
     """Katz centrality ``x = alpha Aᵀ x + beta`` of every vertex, as networkx's ``katz_centrality``.
 
     Each iteration is one pass along the arcs (``Σ_{u→v} x[u]``, times the arc weight if
@@ -28,7 +28,7 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
     compares with ``n * tol``, which loosens as graphs grow; this does not); ``normalized``
     scales the result to unit Euclidean norm. The iteration converges when ``alpha`` is below
     the reciprocal of the largest eigenvalue of the adjacency matrix; otherwise the result says
-    ``converged=False``. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store`` are as
+    ``converged=False``. ``memory``, ``device``, ``device_memory``, ``profile``, ``store`` and ``output`` are as
     for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
@@ -48,7 +48,7 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
         raise ParameterError(f"beta as a dict must give a value for every one of the {n} vertices")
     b = float(beta) if isinstance(beta, (int, float, np.number)) else initial_vector(g, beta, "beta", nonzero=False)
     x0 = initial_vector(g, nstart, "nstart", default=0.0, nonzero=False)
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64,))
     eng, xp = run.engine, run.engine.backend.xp
     b = b if np.isscalar(b) else xp.asarray(b)

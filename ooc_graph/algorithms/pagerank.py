@@ -21,7 +21,7 @@ MODES = ("networkx", "graphalytics")
 @distributable
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
-             profile: bool = False, store=False, weight=None) -> PageRankResult:
+             profile: bool = False, store=False, output: str = "numpy", weight=None) -> PageRankResult:
     """PageRank of every vertex, on arc weights if ``weight`` is given.
 
     Parameters
@@ -54,6 +54,10 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         the device after every pass so ``result.passes`` times each exactly, and whether (or under
         which name) to keep the result in the store. An open graph keeps its engine, and the chunks
         it cached, between calls until ``G.release()`` or ``G.close()``.
+    output : {"numpy", "cupy"}
+        Where the result's arrays are: host memory (NumPy), or, on a GPU in one process, left on
+        the device as CuPy arrays (nothing copied back: for a caller that goes on computing there).
+        The result's methods (``to_pandas``, ``save``, ...) copy what they need to the host.
 
     Examples
     --------
@@ -78,7 +82,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         if mode == "graphalytics":
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
         p = _personalization(g, personalization)
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64,))
     eng = run.engine
     xp, k = eng.backend.xp, eng.backend.kernels

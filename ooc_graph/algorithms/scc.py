@@ -17,7 +17,7 @@ log = logging.getLogger("ooc_graph.scc")
 
 @distributable
 def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bool = False,
-        store=False) -> SCCResult:
+        store=False, output: str = "numpy") -> SCCResult:
     """Label every vertex with the smallest vertex id of its strongly connected component.
 
     Coloring (Orzan; Slota et al.): each round, every remaining vertex takes the smallest id
@@ -30,7 +30,7 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     orders take many rounds. Labels are original vertex ids. On an undirected graph these are the
     connected components, found as :func:`~ooc_graph.wcc` finds them (hooking and pointer jumping:
     a few passes where colouring would take two per hop of the diameter); ``result.iterations``
-    then counts their passes. ``memory``, ``device``, ``device_memory``, ``profile`` and ``store``
+    then counts their passes. ``memory``, ``device``, ``device_memory``, ``profile``, ``store`` and ``output``
     are as for :func:`~ooc_graph.pagerank`.
     ``gpus=``, ``client=`` or ``workers=`` run the same call on several GPUs or dask workers, each
     streaming its share of the arcs.
@@ -43,7 +43,7 @@ def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bo
     >>> ooc_graph.scc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64,))
     g, eng, xp = run.graph, run.engine, run.engine.backend.xp
     n = g.num_vertices

@@ -17,7 +17,7 @@ __all__ = ["sssp"]
 
 @distributable
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
-         execution: str = "auto", profile: bool = False, store=False) -> SSSPResult:
+         execution: str = "auto", profile: bool = False, store=False, output: str = "numpy") -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.
 
     Uses the arc weights (every arc weighs 1 on an unweighted graph). Negative weights are an
@@ -33,7 +33,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     :meth:`~ooc_graph.engine.Engine.propagate_min`). Every method gives the same distances and
     parents, bit for bit.
     ``execution`` ("auto", "sync", "async") is as for :func:`~ooc_graph.bfs`. ``memory``,
-    ``device``, ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device``, ``device_memory``, ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -49,7 +49,7 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
         raise ParameterError(f"{g.path}: SSSP needs non-negative weights (smallest weight is "
                              f"{float(g.attrs['min_weight'])!r})")
     s = g.vertex_id(source)  # validated before any chunk is read
-    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
     plus = None if g.weighted else 1.0

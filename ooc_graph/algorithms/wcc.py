@@ -14,12 +14,12 @@ __all__ = ["wcc"]
 
 @distributable
 def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
-        profile: bool = False, store=False) -> WCCResult:
+        profile: bool = False, store=False, output: str = "numpy") -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.
 
     Labels are original vertex ids when the store relabelled the input (they are then the smallest
     original id of the component, since relabelling keeps the order). ``memory``, ``device``,
-    ``device_memory``, ``profile`` and ``store`` are as for :func:`~ooc_graph.pagerank`.
+    ``device_memory``, ``profile``, ``store`` and ``output`` are as for :func:`~ooc_graph.pagerank`.
 
     Examples
     --------
@@ -29,7 +29,7 @@ def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
     >>> ooc_graph.wcc(G, device="cpu").labels.tolist()
     [0, 0, 2, 2]
     """
-    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile,
+    run = Run(G, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64,))
     g, eng = run.graph, run.engine
     root, passes = eng.hook_components()  # arcs join trees whatever their direction

@@ -70,6 +70,7 @@ class Engine(Traversals, ChunkStream):
         self._advance_ok = None  # whether every rank holds the out-CSR (agreed once)
         self._pull_ok = None  # whether every rank holds the in-CSR (bottom-up levels; agreed once)
         self._prepared = None  # result memory being made ready (prepare_results)
+        self.results_on_device = False  # this call returns its arrays on the GPU (output="cupy")
         self._stop_agreed = None  # whether to stop, agreed on by sum_over_workers
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -155,13 +156,15 @@ class Engine(Traversals, ChunkStream):
         whose workers share the client's host, each worker copies its own vertices into the same
         shared-memory array; otherwise rank 0 returns the whole and the other ranks ``None``.
         ``gathered=False``: only this worker's own vertices of ``array`` are current, and the
-        others are fetched only where a whole array is returned (every rank must call it)."""
+        others are fetched only where a whole array is returned (every rank must call it).
+        Where the call asked for its results on the device (:attr:`results_on_device`, one
+        process): ``array`` itself, which the call made for itself (zero copy)."""
         if not gathered and self.comm.size > 1 and not self._slices:
             self.gather(array)
         self.comm.join()
         if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
             return None
-        if self.backend.xp is np and self.host_empty is None:
+        if (self.backend.xp is np and self.host_empty is None) or self.results_on_device:
             return array
         out = None if self._prepared is None else self._prepared.take(array.shape, array.dtype)
         if out is None and self.host_empty is not None:

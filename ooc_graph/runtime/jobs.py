@@ -60,6 +60,9 @@ def _bind(name: str, kwargs: dict) -> dict:
                and p.name != "G" and p.name not in kwargs]
     if missing:
         raise ParameterError(f"{name} needs {', '.join(missing)}")
+    if kwargs.get("output", "numpy") != "numpy":
+        raise ParameterError(f"{name}: output={kwargs['output']!r} keeps results on the GPU of one process; a "
+                             "job on a cluster returns them in host memory (use output='numpy')")
     return kwargs
 
 
@@ -366,9 +369,10 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
     given = [name for name, v in (("gpus", gpus), ("client", client), ("workers", workers)) if v is not None]
     if len(given) > 1:
         raise ParameterError(f"give one of gpus=, client= or workers= (got {', '.join(given)})")
+    _bind(algorithm, dict(kwargs))  # before a cluster is started for it
     device = kwargs.pop("device", "auto")
     store = kwargs.pop("store", False)
-    _not_in_memory(G)  # before a cluster is started for it
+    _not_in_memory(G)
     if gpus is not None:
         if device not in ("auto", "gpu"):
             raise ParameterError(f"gpus= runs on GPUs; device={device!r} contradicts it")
