@@ -22,7 +22,8 @@ def pool(monkeypatch):
 
 def test_ranks_share_a_segment_the_client_maps_and_reuses(pool):
     ranks = [segments.allocator("job-a", pool.key, [], lock_pages=False) for _ in range(2)]
-    (a, find_a), (b, _) = [(empty((10,), np.int64), find) for empty, find in ranks]
+    (a, find_a), (b, _) = [(empty((10,), np.int64), find) for empty, find, _ in ranks]
+    assert ranks[0][2]() == ranks[1][2]() == [find_a(a).path]  # made for the job, alike on every rank
     a[:5], b[5:] = np.arange(5), np.arange(5, 10)  # each rank its own vertices
     shared = find_a(a)
     assert shared is not None and find_a(np.arange(3)) is None
@@ -35,12 +36,13 @@ def test_ranks_share_a_segment_the_client_maps_and_reuses(pool):
     assert shared.path in pool.free  # dropped: free for the next job
     offered = pool.offer()
     assert [p for p, _ in offered] == [shared.path] and pool.free == {}
-    again, find = segments.allocator("job-b", pool.key, offered, lock_pages=False)
+    again, find, new = segments.allocator("job-b", pool.key, offered, lock_pages=False)
     c = again((10,), np.float64)
     assert find(c).path == shared.path  # no new segment
     d = again((10,), np.int32)  # the one offered is taken: a new one
     assert find(d).path != shared.path and "job-b" in find(d).path
-    pool.settle(offered, "job-b", used=[])
+    assert new() == [find(d).path]
+    pool.settle(offered, "job-b", used=[], made=new())  # as the ranks report them: no listing
     assert set(pool.free) == {shared.path, find(d).path}
 
 
@@ -49,13 +51,13 @@ def test_a_segment_much_larger_than_the_result_is_not_used(pool):
     shared = big[1](big[0]((1 << 20,), np.float64))
     pool.settle([], "job-big")
     offered = pool.offer()
-    small, find = segments.allocator("job-small", pool.key, offered, lock_pages=False)
+    small, find, _ = segments.allocator("job-small", pool.key, offered, lock_pages=False)
     assert find(small((1000,), np.float64)).path != shared.path
     pool.settle(offered, "job-small")
 
 
 def test_failed_jobs_leave_nothing_and_dead_clients_segments_go(pool, tmp_path):
-    empty, _ = segments.allocator("job-fail", pool.key, [], lock_pages=False)
+    empty, _, _ = segments.allocator("job-fail", pool.key, [], lock_pages=False)
     empty((100,), np.int64)
     segments.remove_made("job-fail")
     assert not list(segments.SHARED_DIR.glob("*job-fail*"))
@@ -74,7 +76,7 @@ def test_failed_jobs_leave_nothing_and_dead_clients_segments_go(pool, tmp_path):
 
 def test_the_pool_keeps_a_bounded_number_of_free_segments(pool, monkeypatch):
     monkeypatch.setattr(segments, "POOL_SEGMENTS", 2)
-    empty, find = segments.allocator("job-many", pool.key, [], lock_pages=False)
+    empty, find, _ = segments.allocator("job-many", pool.key, [], lock_pages=False)
     paths = [find(empty((8,), np.int64)).path for _ in range(4)]
     pool.settle([], "job-many")
     assert len(pool.free) == 2 and sum(os.path.exists(p) for p in paths) == 2

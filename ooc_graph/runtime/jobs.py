@@ -345,7 +345,7 @@ def _combine(parts: list, seconds: float, graph, spec):
         if isinstance(array, _segments.SharedArray):
             setattr(result, name, array.load())
             used.append(array.path)
-    _segments.pool().settle(spec.segments, spec.job_id, used)
+    _segments.pool().settle(spec.segments, spec.job_id, used, made=parts[0]["summary"].get("segments"))
     ranks = [p["summary"] for p in parts]
     stats = dict(result.stats)
     for key in _SUM:

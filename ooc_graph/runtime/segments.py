@@ -97,11 +97,12 @@ class Pool:
             self.free.clear()
             return offered
 
-    def settle(self, offered: list, job_id: str, used=()) -> None:
-        """After a job: the segments it was offered or made (``-<job id>-``) that no result uses
-        become free again."""
+    def settle(self, offered: list, job_id: str, used=(), made=None) -> None:
+        """After a job: the segments it was offered or made that no result uses become free
+        again. ``made``: the segments made for it, as its ranks report them; None: looked for by
+        name (``-<job id>-``, after a failure: a listing of the folder, ~0.7 ms a call)."""
         used = set(used)
-        made = glob.glob(str(SHARED_DIR / f"{PREFIX}-*-{job_id}-*"))
+        made = glob.glob(str(SHARED_DIR / f"{PREFIX}-*-{job_id}-*")) if made is None else list(made)
         with self._lock:
             for path in [p for p, _ in offered] + made:
                 self._owned.add(path)
@@ -234,12 +235,13 @@ def prune() -> None:
 
 
 def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
-    """``(empty, find)`` for one rank: ``empty(shape, dtype)`` gives the job's next result array
-    in a segment — every rank of the job calls it in the same order and gets the same segment
-    (the smallest offered one that fits, else a new one whoever comes first creates) — and
-    ``find(array)`` the :class:`SharedArray` an array handed out that way is, or None."""
+    """``(empty, find, new)`` for one rank: ``empty(shape, dtype)`` gives the job's next result
+    array in a segment — every rank of the job calls it in the same order and gets the same
+    segment (the smallest offered one that fits, else a new one whoever comes first creates) —,
+    ``find(array)`` the :class:`SharedArray` an array handed out that way is, or None, and
+    ``new()`` the paths of the segments made for the job (the same on every rank)."""
     free = list(offered)
-    made, count = {}, [0]
+    made, count, created = {}, [0], []
 
     def empty(shape, dtype):
         shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
@@ -250,6 +252,7 @@ def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
             path = free.pop(fit)[0]
         else:
             path = str(SHARED_DIR / f"{PREFIX}-{client_key}-{job_id}-{count[0]}")
+            created.append(path)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if os.fstat(fd).st_size < need:
@@ -266,7 +269,7 @@ def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):
             return None
         shared = made.get(array.ctypes.data)
         return shared if shared is not None and tuple(array.shape) == shared.shape else None
-    return empty, find
+    return empty, find, lambda: list(created)
 
 
 def remove_made(job_id: str) -> None:

@@ -137,10 +137,11 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
         shared = bool(comm.allreduce(int(local), "min"))
         empty = find = None
+        new = list
         if shared:
             _segments.prune()
-            empty, find = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
-                                              lock_pages=spec.device == "gpu")
+            empty, find, new = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
+                                                   lock_pages=spec.device == "gpu")
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
                               on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
                               host_empty=empty)
@@ -163,7 +164,8 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
                    "seconds": result.seconds, "saved": where,
-                   "timing": dict(timing, total=time.perf_counter() - t0), "started": started}
+                   "timing": dict(timing, total=time.perf_counter() - t0), "started": started,
+                   "segments": new()}  # made for the job: the client settles them without listing /dev/shm
         if rank == 0:
             _progress(spec.job_id, state="finished")
         if shared and spec.reply_to is not None:  # the client is on this host: hand it over directly
