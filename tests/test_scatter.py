@@ -1,7 +1,7 @@
 """The scatter of arcs into buckets: the compiled partition gives the NumPy reference's parts (the
-same buckets, the same order within each), as views that cover their arrays whole; and
-conversions write the same store, byte for byte, with the compiled scatter or without it, on any
-number of workers."""
+same buckets, the same order within each), as views that cover their arrays whole; bucket spills
+keep owned parts without a copy; and conversions write the same store, byte for byte, with the
+compiled scatter or without it, on any number of workers."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ import ooc_graph
 from ooc_graph.ingest import buckets as B
 from ooc_graph.ingest import degrees as D
 from ooc_graph.ingest import footprint
+from ooc_graph.ingest.scratch import Spill
 from ooc_graph.kernels import cpu
 
 from conftest import random_edges
@@ -140,6 +141,31 @@ def test_scatter_threads_follow_the_compiled_rule(monkeypatch):
     assert B.scatter_threads(True, 10_000) == cpu_ingest.max_threads()
 
 
+def test_owned_parts_are_kept_without_a_copy(tmp_path):
+    ids = np.arange(10, dtype=np.int32)
+    w = np.linspace(0.5, 1, 10).astype(np.float32)
+    spill = Spill(tmp_path, "b", True, narrow=True, weight_dtype=np.float32, in_memory=True)
+    spill.append(ids[:4], ids[4:8], w[:4], owned=True)
+    spill.append(ids[:4], ids[4:8], w[:4])
+    kept, copied = spill.pieces
+    assert all(np.shares_memory(v, a) for v, a in zip(kept.values(), (ids, ids, w)))
+    assert not any(np.shares_memory(v, a) for v, a in zip(copied.values(), (ids, ids, w)))
+    assert spill.nbytes == 2 * 4 * (4 + 4 + 4)
+    # The types held: an owned array of another type is converted (once), as a copied one is.
+    wide = Spill(tmp_path, "c", False, narrow=False, in_memory=True)
+    big = np.arange(6, dtype=np.int64)
+    wide.append(big, big[::-1], owned=True)
+    wide.append(big, big[::-1], fits_int32=True, owned=True)
+    held, narrowed = wide.pieces
+    assert held["src"] is big and held["src"].dtype == np.int64
+    assert narrowed["src"].dtype == np.int32 and not np.shares_memory(narrowed["src"], big)
+    assert wide.nbytes == 6 * 2 * 8 + 6 * 2 * 4
+    src, dst, _ = wide.load()
+    assert src.dtype == np.int64
+    np.testing.assert_array_equal(src, np.tile(big, 2))
+    np.testing.assert_array_equal(dst, np.tile(big[::-1], 2))
+
+
 def _convert(path, edges, *, directed, memory, workers, **opts):
     ooc_graph.convert(edges, path, directed=directed, memory=memory, workers=workers, interval_size=256,
                       progress=False, **opts).close()
@@ -154,21 +180,39 @@ def test_compiled_scatter_writes_the_same_store(kernels, tmp_path, monkeypatch, 
     monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)  # the compiled kernels at any budget and size
     monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
     monkeypatch.setattr(B, "PARALLEL_MIN_ARCS", 0)
-    split = []
+    split, held = [], []  # held: (build, bucket, in memory, owned) of each append to a bucket
     monkeypatch.setattr(kernels, "partition_arcs", lambda *a, real=kernels.partition_arcs: split.append(a[-1])
                         or real(*a))
+    append = Spill.append
+
+    def note(self, *args, **kwargs):
+        if self.paths["src"].stem != "input":
+            held.append((build, self.paths["src"].stem, self.in_memory, kwargs.get("owned", False)))
+        append(self, *args, **kwargs)
+    monkeypatch.setattr(Spill, "append", note)
     for memory in ("4MB", "2MB", None):  # several buckets in memory or in scratch files, or one bucket
+        build = memory, 0
         with monkeypatch.context() as m:
             m.setattr(B, "scatter_threads", lambda compiled, workers: None)
             _convert(tmp_path / f"numpy-{memory}.h5", edges, directed=directed, memory=memory, workers=2)
         assert not split
         for workers in (1, 2, 3):
+            build = memory, workers
             _convert(tmp_path / f"compiled-{memory}-{workers}.h5", edges, directed=directed, memory=memory,
                      workers=workers)
             assert set(split) <= {min(workers, kernels.max_threads())}
             if workers > 1:  # (one sorter may take the arcs in one bucket: then nothing is split)
                 assert bool(split) == (memory is not None)  # one bucket: nothing to split
             split.clear()
+    # The buckets keep their parts (the kernel's views, or NumPy's arrays) where their side has
+    # several (the flag is moot on disk); one bucket copies the chunk, which is not its own.
+    sides = {(b, name.rstrip("0123456789")): set() for b, name, _, _ in held}
+    for b, name, _, _ in held:
+        sides[b, name.rstrip("0123456789")].add(name)
+    for b, name, in_memory, owned in held:
+        assert in_memory == (b[0] != "2MB")
+        assert owned == (len(sides[b, name.rstrip("0123456789")]) > 1), (b, name)
+    assert {(True, True), (True, False)} <= {(in_memory, owned) for _, _, in_memory, owned in held}
     for memory in ("4MB", "2MB", None):
         for name in [f"numpy-{memory}"] + [f"compiled-{memory}-{workers}" for workers in (1, 2, 3)]:
             assert_same_store(tmp_path / "numpy-None.h5", tmp_path / f"{name}.h5")

@@ -97,8 +97,8 @@ def partition(edges: np.ndarray, key, src, dst, w, *, threads: int | None = None
     in input order within a bucket. With ``threads`` (see :func:`scatter_threads`), the compiled
     kernel on that many of numba's threads (on one for a chunk below ``PARALLEL_MIN_ARCS``), its
     parts views of one new array per column, which they cover whole; else NumPy, its parts new
-    arrays each. Either way the parts are arrays nothing else holds where there are several
-    buckets; with one, the part is the chunk's own arrays."""
+    arrays each. Either way the parts are the caller's to keep (``Spill.append(owned=True)``)
+    where there are several buckets; with one, the part is the chunk's own arrays."""
     count = len(edges) - 1
     if count == 1:
         return [(0, src, dst, w)] if len(src) else []

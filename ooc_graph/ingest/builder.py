@@ -420,12 +420,16 @@ class GraphBuilder(StoreWriting):
         chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=wide)
         results = (ordered_map(lambda chunk: partition(*mapped(chunk)), chunks, self.workers) if threads is None
                    else ordered_map(mapped, chunks, self.workers))
+        # Several buckets: the parts are new arrays, each bucket keeping its own without a copy (the
+        # kernel's parts of a chunk are views of arrays they cover whole, freed once the side's last
+        # bucket is loaded: the sort's budget counts the buckets in full, bucket_bytes, till then).
+        owned = [len(in_edges) > 2] + ([len(out_edges) > 2] if self.directed else [])
         for item in results:  # appended in input order
             sides = item if threads is None else partition(*item)
             del item
-            for buckets, parts in zip((in_buckets, out_buckets), sides):
+            for buckets, parts, own in zip((in_buckets, out_buckets), sides, owned):
                 for i, s, d, x in parts:
-                    buckets[i].append(s, d, x)
+                    buckets[i].append(s, d, x, owned=own)
             bar.update(sum(len(s) for _, s, _, _ in sides[0]))
             del sides
         bar.close()
