@@ -1,7 +1,8 @@
 """Buckets: runs of whole intervals whose arcs are sorted in memory, one bucket at a time (or one
 per worker thread), and the memory they take.
 
-Arcs are split by bucket (:func:`partition`, on worker threads) and appended to bucket spills;
+Arcs are split by bucket (:func:`partition`: with NumPy on worker threads, or with a compiled kernel
+on numba's threads) and appended to bucket spills;
 :func:`sort_bucket` loads one bucket and sorts it by (row, column) with one int64 key
 (``sorting.py``: on the CPU or the GPU) and decodes the key into the store's id type;
 ``partitioning.cel.blocks_of_sorted`` lays the sorted arcs out as CEL blocks one interval at a
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph.kernels import cpu as cpu_kernels
 from ooc_graph.store.writer import write_array
 
 from . import sorting
@@ -29,6 +31,8 @@ RESULT_BYTES_PER_ARC = 16
 # Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
 # so that a small graph is not scattered into many buckets for nothing.
 MIN_BUCKET_ARCS = 1 << 20
+# Chunks with fewer arcs are split by bucket on one of numba's threads (a fork-join costs more).
+PARALLEL_MIN_ARCS = 1 << 16
 
 
 def bytes_per_arc(*, weighted: bool, augment: bool, wide: bool, weight_size: int = 4) -> int:
@@ -88,12 +92,22 @@ def whole_intervals(lo: int, hi: int, bounds: np.ndarray) -> bool:
     return bool(bounds[min(at[0], len(bounds) - 1)] == lo and bounds[min(at[1], len(bounds) - 1)] == hi)
 
 
-def partition(edges: np.ndarray, key, src, dst, w) -> list[tuple]:
+def partition(edges: np.ndarray, key, src, dst, w, *, threads: int | None = None) -> list[tuple]:
     """``(bucket, src, dst, w)`` of the arcs of each bucket (by their ``key`` vertex) that has any,
-    in input order within a bucket."""
+    in input order within a bucket. With ``threads`` (see :func:`scatter_threads`), the compiled
+    kernel on that many of numba's threads (on one for a chunk below ``PARALLEL_MIN_ARCS``), its
+    parts views of one new array per column, which they cover whole; else NumPy, its parts new
+    arrays each. Either way the parts are the caller's to keep (``Spill.append(owned=True)``)
+    where there are several buckets; with one, the part is the chunk's own arrays."""
     count = len(edges) - 1
     if count == 1:
         return [(0, src, dst, w)] if len(src) else []
+    if threads is not None:
+        from ooc_graph.kernels import cpu_ingest
+        src, dst, w, cuts = cpu_ingest.partition_arcs(edges[:-1], key, src, dst, w,
+                                                      threads if len(src) >= PARALLEL_MIN_ARCS else 1)
+        return [(i, src[lo:hi], dst[lo:hi], None if w is None else w[lo:hi])
+                for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())) if hi > lo]
     b = np.searchsorted(edges[:-1].astype(key.dtype), key, side="right") - 1  # all keys are below edges[-1]
     if count < 1 << 15:
         b = b.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort: linear
@@ -107,6 +121,16 @@ def partition(edges: np.ndarray, key, src, dst, w) -> list[tuple]:
             part = order[lo:hi]
             parts.append((i, src[part], dst[part], None if w is None else w[part]))
     return parts
+
+
+def scatter_threads(compiled: bool, workers: int) -> int | None:
+    """The numba threads :func:`partition` splits chunks on, at most ``workers``, where
+    ``compiled`` allows the compiled kernels (the degree pass's rule, ``Degrees.compiled_for``)
+    and numba is installed; None: NumPy."""
+    if not compiled or cpu_kernels.compiled() is None:
+        return None
+    from ooc_graph.kernels import cpu_ingest
+    return max(1, min(int(workers), cpu_ingest.max_threads()))
 
 
 def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe: bool, id_dtype, gpu=False):

@@ -376,8 +376,9 @@ class GraphBuilder(StoreWriting):
         # Pass 1: degrees (before deduplication) decide the buckets. A chunk takes far less here
         # than on its way to the buckets (ids mapped, the counting threads' buffer: degrees.py).
         t = time.perf_counter()
+        compiled = Degrees.compiled_for(total_in, self.memory)  # the degree pass's rule, and the scatter's
         degrees = Degrees(n, directed=self.directed, drop_loops=self.drop_self_loops, workers=self.workers,
-                          compiled=Degrees.compiled_for(total_in, self.memory))
+                          compiled=compiled)
         step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC)
         for src, dst, _ in self._spill.read(step, wide=self._label_map is not None and self._lut is None):
             src, dst = self._map_ids(src, dst, sdt)
@@ -403,19 +404,33 @@ class GraphBuilder(StoreWriting):
         out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt, in_memory=in_memory)
                         for b in range(len(out_edges) - 1)] if self.directed else [])
         self.stages.add("in_memory", float(in_memory))
-        def partition(chunk):  # on a worker thread: the chunk's arcs by bucket, on each side
-            src, dst, w = self._map(*chunk, sdt)
-            return len(src), [B.partition(in_edges, dst, src, dst, w)] + (
-                [B.partition(out_edges, src, src, dst, w)] if self.directed else [])
+        threads = B.scatter_threads(compiled, self.workers)
+
+        def mapped(chunk):  # on a worker thread: the chunk as internal arcs
+            return self._map(*chunk, sdt)
+
+        def partition(src, dst, w):  # the arcs by bucket, on each side
+            return [B.partition(in_edges, dst, src, dst, w, threads=threads)] + (
+                [B.partition(out_edges, src, src, dst, w, threads=threads)] if self.directed else [])
 
         # Chunks alive at once: one per worker, the results waiting in order, the one being read.
+        # With NumPy a chunk is split on its worker; the compiled kernel splits it here, on numba's
+        # threads (one call at a time: not every threading layer of numba takes concurrent calls).
         wide = self._label_map is not None and self._lut is None
         chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=wide)
-        for count, sides in ordered_map(partition, chunks, self.workers):  # appended in input order
-            for buckets, parts in zip((in_buckets, out_buckets), sides):
+        results = (ordered_map(lambda chunk: partition(*mapped(chunk)), chunks, self.workers) if threads is None
+                   else ordered_map(mapped, chunks, self.workers))
+        # Several buckets: the parts are new arrays, each bucket keeping its own without a copy (the
+        # kernel's parts of a chunk are views of arrays they cover whole, freed once the side's last
+        # bucket is loaded: the sort's budget counts the buckets in full, bucket_bytes, till then).
+        owned = [len(in_edges) > 2] + ([len(out_edges) > 2] if self.directed else [])
+        for item in results:  # appended in input order
+            sides = item if threads is None else partition(*item)
+            del item
+            for buckets, parts, own in zip((in_buckets, out_buckets), sides, owned):
                 for i, s, d, x in parts:
-                    buckets[i].append(s, d, x)
-            bar.update(count)
+                    buckets[i].append(s, d, x, owned=own)
+            bar.update(sum(len(s) for _, s, _, _ in sides[0]))
             del sides
         bar.close()
         self._spill.remove()  # everything is in the buckets now

@@ -52,13 +52,19 @@ class Spill:
             return sum(v.nbytes for piece in self.pieces for v in piece.values())
         return self.count * sum(self.dtypes[c].itemsize for c in self.paths)
 
-    def append(self, src, dst, w=None, *, fits_int32: bool = False):
+    def append(self, src, dst, w=None, *, fits_int32: bool = False, owned: bool = False):
         """Append items; in memory, ids are held as int32 where ``fits_int32`` says they all fit
-        (read back in the spill's type)."""
+        (read back in the spill's type). In memory the arrays are copied (the caller may reuse
+        them) unless ``owned`` says they are the spill's to keep: then they are held as they are
+        where they have the type held (else converted, once). An owned view keeps its whole base
+        alive until the last view of it is let go: :attr:`nbytes` (the items' bytes) is then the
+        memory held only where the views kept of a base, in this spill and others, cover it whole,
+        as :func:`~.buckets.partition`'s parts of a chunk do."""
         cols = {"src": src, "dst": dst, "w": w}
-        if self.pieces is not None:  # copies: the caller may reuse its arrays
+        if self.pieces is not None:
             ids = np.dtype(np.int32) if fits_int32 else self.dtypes["src"]
-            self.pieces.append({c: np.array(cols[c], dtype=ids if c != "w" else self.dtypes[c]) for c in self.paths})
+            keep = np.asarray if owned else np.array
+            self.pieces.append({c: keep(cols[c], dtype=ids if c != "w" else self.dtypes[c]) for c in self.paths})
         else:
             for c, p in self.paths.items():
                 append_to(p, cols[c], self.dtypes[c])
