@@ -9,6 +9,8 @@
   or on several threads (:func:`count_side`), the chunk's ids first sorted by vertex range into a
   buffer the size of the chunk, so that each range is counted by one thread. Integer sums: the
   same counts whatever the schedule;
+- the input's ids while the builder marks them in a table (for relabelling): their extremes in
+  one pass (:func:`id_range`) and the marks (:func:`mark_ids`), on several threads;
 - the scatter of a chunk's arcs into buckets (:func:`partition_arcs`): each thread counts its
   slice's arcs per bucket, then copies them to their bucket's place in new arrays, in input order
   within a bucket: the parts of ``buckets.partition``'s NumPy reference, in one copy.
@@ -289,3 +291,41 @@ def partition_arcs(starts: np.ndarray, key, src, dst, w, num_threads: int):
         _partition_arcs(starts, key, src, dst, out_w if w is None else w, w is not None, out_src, out_dst,
                         out_w, which, hist, cuts)
     return out_src, out_dst, None if w is None else out_w, cuts
+
+
+@njit(parallel=True, **_OPTS)
+def _id_range(a, b, lows, highs):
+    threads = lows.size
+    k = a.size
+    for t in prange(threads):
+        lo = hi = a[k * t // threads]
+        for i in range(k * t // threads, k * (t + 1) // threads):
+            x, y = a[i], b[i]
+            lo = min(lo, min(x, y))
+            hi = max(hi, max(x, y))
+        lows[t] = lo
+        highs[t] = hi
+
+
+def id_range(a, b, num_threads: int) -> tuple:
+    """``(smallest, largest)`` id of ``a`` and ``b`` (one length and dtype, not empty), as ints,
+    in one pass on up to ``num_threads`` of numba's threads (NumPy's ``min`` and ``max`` take
+    four)."""
+    n = max(1, min(int(num_threads), max_threads(), a.size))
+    lows, highs = np.empty(n, a.dtype), np.empty(n, a.dtype)
+    with threads(n):
+        _id_range(a, b, lows, highs)
+    return int(lows.min()), int(highs.max())
+
+
+@njit(parallel=True, **_OPTS)
+def _mark_ids(a, b, seen):
+    for i in prange(a.size):  # threads that mark one id at once both write True: no harm
+        seen[a[i]] = True
+        seen[b[i]] = True
+
+
+def mark_ids(a, b, seen, num_threads: int) -> None:
+    """``seen[a] = seen[b] = True`` (ids within ``seen``) on up to ``num_threads`` threads."""
+    with threads(max(1, min(int(num_threads), max_threads()))):
+        _mark_ids(a, b, seen)

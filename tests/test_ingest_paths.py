@@ -278,6 +278,39 @@ def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
     assert_same_store(tmp_path / "a.h5", tmp_path / "b.h5")
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint16])
+def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, dtype):
+    """The ids' extremes and marks of a file's chunks (relabelling) from numba's threads: the
+    same table, extremes and store as NumPy's, on chunks smaller than the threads, one id and many;
+    generated or numbered input (num_vertices) stays with NumPy."""
+    from ooc_graph.ingest import footprint
+    from ooc_graph.kernels import cpu
+    if cpu.compiled() is None:
+        pytest.skip("numba is not installed")
+    from ooc_graph.kernels import cpu_ingest
+    rng = np.random.default_rng(9)
+    for k in (1, 3, 1000):
+        a, b = rng.integers(5, 60000, k).astype(dtype), rng.integers(5, 60000, k).astype(dtype)
+        assert cpu_ingest.id_range(a, b, 4) == (int(min(a.min(), b.min())), int(max(a.max(), b.max())))
+        seen = np.zeros(60000, bool)
+        cpu_ingest.mark_ids(a, b, seen, 3)
+        assert np.array_equal(np.flatnonzero(seen), np.union1d(a, b))
+    src, dst, _ = random_edges(rng, n=3000, m=20000)
+    src, dst = (src * 3 + 7).astype(dtype), (dst * 3 + 7).astype(dtype)
+    used = []
+    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+    monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 0)
+    monkeypatch.setattr(cpu_ingest, "mark_ids", lambda *a, real=cpu_ingest.mark_ids: used.append(1) or real(*a))
+    ooc_graph.convert((src, dst), tmp_path / "compiled.h5", progress=False).close()
+    assert used
+    used.clear()
+    ooc_graph.convert((src % 3000, dst % 3000), tmp_path / "numbered.h5", num_vertices=3000, progress=False).close()
+    assert not used
+    monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 1 << 40)  # NumPy only
+    ooc_graph.convert((src, dst), tmp_path / "numpy.h5", progress=False).close()
+    assert_same_store(tmp_path / "numpy.h5", tmp_path / "compiled.h5")
+
+
 def test_spill_in_memory_holds_int32_where_ids_fit(tmp_path):
     from ooc_graph.ingest.scratch import Spill
 

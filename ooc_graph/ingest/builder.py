@@ -42,6 +42,9 @@ log = logging.getLogger("ooc_graph.ingest")
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
+# Chunks of input with fewer edges have their ids checked and marked by NumPy (a fork-join of
+# numba's threads costs more).
+ID_KERNEL_MIN_EDGES = 1 << 16
 WEIGHT_DTYPES = ("float32", "float64")
 
 
@@ -166,7 +169,9 @@ class GraphBuilder(StoreWriting):
             weight = self._stored_weights(weight, locate)
         if src.size == 0:
             return
-        lo, hi = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
+        fast = self._id_kernels(src.size)
+        lo, hi = fast.id_range(src, dst, self.workers) if fast is not None else \
+            (int(min(src.min(), dst.min())), int(max(src.max(), dst.max())))
         if self.labels is not None:
             for arr in (src, dst):
                 pos = np.clip(np.searchsorted(self.labels, arr), 0, max(len(self.labels) - 1, 0))
@@ -188,7 +193,7 @@ class GraphBuilder(StoreWriting):
         self._min = lo if self._min is None else min(self._min, lo)
         self._max = hi if self._max is None else max(self._max, hi)
         if self.labels is None and self.num_vertices is None and self.relabel is not False:
-            if not self._mark_seen(lo, hi, src, dst):
+            if not self._mark_seen(lo, hi, src, dst, fast):
                 ids = np.concatenate([src, dst])
                 ids.sort()
                 self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
@@ -227,10 +232,25 @@ class GraphBuilder(StoreWriting):
             raise InputError(message, path=path, line=line, value=value)
         raise InputError(f"{message}: edge {i} of the chunk", value=value)
 
-    def _mark_seen(self, lo: int, hi: int, src, dst) -> bool:
+    def _id_kernels(self, edges: int):
+        """The compiled kernels (``kernels.cpu_ingest``) for a chunk of ``edges`` edges whose ids
+        are marked in a table (files of ids, not generators, whose compiled draws may run on
+        another thread meanwhile), where numba is installed and the budget has room for it; else
+        None (NumPy)."""
+        if (self._seen is None or self.labels is not None or self.num_vertices is not None or self.relabel is False
+                or edges < ID_KERNEL_MIN_EDGES or self.memory < M.COMPILED_MIN_BUDGET):
+            return None
+        from ooc_graph.kernels import cpu
+        if cpu.compiled() is None:
+            return None
+        from ooc_graph.kernels import cpu_ingest
+        return cpu_ingest
+
+    def _mark_seen(self, lo: int, hi: int, src, dst, fast=None) -> bool:
         """Mark the ids seen in a table of one byte per id (several times faster than sorting
         them) while the ids are non-negative and the table fits an eighth of the budget's data
-        share; else hand what it holds to :meth:`_note_ids` and return False from then on."""
+        share; else hand what it holds to :meth:`_note_ids` and return False from then on.
+        ``fast``: the compiled kernels (:meth:`_id_kernels`), or None."""
         if self._seen is None:
             return False
         if lo < 0 or hi + 1 > M.data_bytes(self.memory) // 8:
@@ -243,8 +263,11 @@ class GraphBuilder(StoreWriting):
             grown[:len(self._seen)] = self._seen
             self._seen = grown
             M.check_vertices(int(np.count_nonzero(grown)), self.memory, at_least=True)
-        self._seen[src] = True
-        self._seen[dst] = True
+        if fast is not None:
+            fast.mark_ids(src, dst, self._seen, self.workers)
+        else:
+            self._seen[src] = True
+            self._seen[dst] = True
         return True
 
     def _note_ids(self, ids):
