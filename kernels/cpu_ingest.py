@@ -171,6 +171,22 @@ def _side(a, b, i, both, drop_loops):
     return 0 if drop_loops else 1
 
 
+@njit(**_OPTS)
+def _scan(hist, starts):
+    """Threads × buckets counts into where each thread's part of each bucket starts (bucket by
+    bucket, thread by thread within one: a stable order), and ``starts`` (buckets + 1) into
+    where each bucket starts."""
+    threads, buckets = hist.shape
+    total = 0
+    for j in range(buckets):
+        starts[j] = total
+        for t in range(threads):
+            c = hist[t, j]
+            hist[t, j] = total
+            total += c
+    starts[buckets] = total
+
+
 @njit(parallel=True, **_OPTS)
 def count_side(a, b, both, drop_loops, counts, shift, buf, hist, bounds):
     """:func:`count_arcs` for one side (``counts[a[i]] += 1``, and ``counts[b[i]]`` with ``both``)
@@ -189,14 +205,7 @@ def count_side(a, b, both, drop_loops, counts, shift, buf, hist, bounds):
                 row[a[i] >> shift] += 1
                 if c == 2:
                     row[b[i] >> shift] += 1
-    total = 0
-    for j in range(buckets):  # where each thread's part of each bucket starts
-        bounds[j] = total
-        for t in range(threads):
-            c = hist[t, j]
-            hist[t, j] = total
-            total += c
-    bounds[buckets] = total
+    _scan(hist, bounds)
     for t in prange(threads):
         row = hist[t]
         for i in range(k * t // threads, k * (t + 1) // threads):
@@ -256,14 +265,7 @@ def _partition_arcs(starts, key, src, dst, w, weighted, out_src, out_dst, out_w,
             j = _bucket(starts, key[i])
             which[i] = j
             row[j] += 1
-    total = 0
-    for j in range(buckets):  # where each thread's part of each bucket starts
-        cuts[j] = total
-        for t in range(threads):
-            c = hist[t, j]
-            hist[t, j] = total
-            total += c
-    cuts[buckets] = total
+    _scan(hist, cuts)
     for t in prange(threads):
         row = hist[t]
         for i in range(k * t // threads, k * (t + 1) // threads):
