@@ -10,7 +10,8 @@
   buffer the size of the chunk, so that each range is counted by one thread. Integer sums: the
   same counts whatever the schedule;
 - the input's ids while the builder marks them in a table (for relabelling): their extremes in
-  one pass (:func:`id_range`) and the marks (:func:`mark_ids`), on several threads;
+  one pass (:func:`id_range`) and the marks (:func:`mark_ids`), on several threads; and their
+  internal ids from the table made of them (:func:`lookup_ids`);
 - the scatter of a chunk's arcs into buckets (:func:`partition_arcs`): each thread counts its
   slice's arcs per bucket, then copies them to their bucket's place in new arrays, in input order
   within a bucket: the parts of ``buckets.partition``'s NumPy reference, in one copy.
@@ -331,3 +332,19 @@ def mark_ids(a, b, seen, num_threads: int) -> None:
     """``seen[a] = seen[b] = True`` (ids within ``seen``) on up to ``num_threads`` threads."""
     with threads(max(1, min(int(num_threads), max_threads()))):
         _mark_ids(a, b, seen)
+
+
+@njit(parallel=True, **_OPTS)
+def _lookup(a, table, base, out):
+    for i in prange(a.size):
+        out[i] = table[a[i] - base]
+
+
+def lookup_ids(a, b, table, base: int, num_threads: int) -> tuple:
+    """``(table[a - base], table[b - base])`` (new arrays of the table's type; the differences in
+    int64, so a negative ``base`` cannot wrap narrow ids), on up to ``num_threads`` threads."""
+    out_a, out_b = np.empty(a.size, table.dtype), np.empty(b.size, table.dtype)
+    with threads(max(1, min(int(num_threads), max_threads()))):
+        _lookup(a, table, np.int64(base), out_a)
+        _lookup(b, table, np.int64(base), out_b)
+    return out_a, out_b

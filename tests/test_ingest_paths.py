@@ -280,9 +280,11 @@ def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint16])
 def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, dtype):
-    """The ids' extremes and marks of a file's chunks (relabelling) from numba's threads: the
-    same table, extremes and store as NumPy's, on chunks smaller than the threads, one id and many;
-    generated or numbered input (num_vertices) stays with NumPy."""
+    """The ids' extremes and marks of a file's chunks (relabelling), and their internal ids from
+    the table in the degree pass, from numba's threads: the same table, extremes, ids and store as
+    NumPy's, on chunks smaller than the threads, one id and many; generated or numbered input
+    (num_vertices) stays with NumPy."""
+    from ooc_graph.ingest import degrees as D
     from ooc_graph.ingest import footprint
     from ooc_graph.kernels import cpu
     if cpu.compiled() is None:
@@ -295,14 +297,21 @@ def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, d
         seen = np.zeros(60000, bool)
         cpu_ingest.mark_ids(a, b, seen, 3)
         assert np.array_equal(np.flatnonzero(seen), np.union1d(a, b))
+        table = rng.permutation(60010).astype(np.int32)  # ids are 5..59999: a - base within it
+        for base in (0, 3, -5):
+            got = cpu_ingest.lookup_ids(a, b, table, base, 3)
+            want = (table[a.astype(np.int64) - base], table[b.astype(np.int64) - base])
+            assert all(np.array_equal(g, w_) and g.dtype == np.int32 for g, w_ in zip(got, want))
     src, dst, _ = random_edges(rng, n=3000, m=20000)
     src, dst = (src * 3 + 7).astype(dtype), (dst * 3 + 7).astype(dtype)
     used = []
     monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
     monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 0)
+    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
     monkeypatch.setattr(cpu_ingest, "mark_ids", lambda *a, real=cpu_ingest.mark_ids: used.append(1) or real(*a))
+    monkeypatch.setattr(cpu_ingest, "lookup_ids", lambda *a, real=cpu_ingest.lookup_ids: used.append(2) or real(*a))
     ooc_graph.convert((src, dst), tmp_path / "compiled.h5", progress=False).close()
-    assert used
+    assert {1, 2} <= set(used)
     used.clear()
     ooc_graph.convert((src % 3000, dst % 3000), tmp_path / "numbered.h5", num_vertices=3000, progress=False).close()
     assert not used

@@ -123,14 +123,20 @@ def partition(edges: np.ndarray, key, src, dst, w, *, threads: int | None = None
     return parts
 
 
+def compiled_kernels():
+    """The build's compiled kernels (``kernels.cpu_ingest``), or None where numba is missing."""
+    if cpu_kernels.compiled() is None:
+        return None
+    from ooc_graph.kernels import cpu_ingest
+    return cpu_ingest
+
+
 def scatter_threads(compiled: bool, workers: int) -> int | None:
     """The numba threads :func:`partition` splits chunks on, at most ``workers``, where
     ``compiled`` allows the compiled kernels (the degree pass's rule, ``Degrees.compiled_for``)
     and numba is installed; None: NumPy."""
-    if not compiled or cpu_kernels.compiled() is None:
-        return None
-    from ooc_graph.kernels import cpu_ingest
-    return max(1, min(int(workers), cpu_ingest.max_threads()))
+    kernels = compiled_kernels() if compiled else None
+    return None if kernels is None else max(1, min(int(workers), kernels.max_threads()))
 
 
 def sort_bucket(bucket: Spill, lo: int, hi: int, n: int, *, by_dst: bool, dedupe: bool, id_dtype, gpu=False):

@@ -240,11 +240,7 @@ class GraphBuilder(StoreWriting):
         if (self._seen is None or self.labels is not None or self.num_vertices is not None or self.relabel is False
                 or edges < ID_KERNEL_MIN_EDGES or self.memory < M.COMPILED_MIN_BUDGET):
             return None
-        from ooc_graph.kernels import cpu
-        if cpu.compiled() is None:
-            return None
-        from ooc_graph.kernels import cpu_ingest
-        return cpu_ingest
+        return B.compiled_kernels()
 
     def _mark_seen(self, lo: int, hi: int, src, dst, fast=None) -> bool:
         """Mark the ids seen in a table of one byte per id (several times faster than sorting
@@ -311,9 +307,12 @@ class GraphBuilder(StoreWriting):
         lut[labels - base] = np.arange(len(labels), dtype=id_dtype)
         return lut, base
 
-    def _map_ids(self, src, dst, id_dtype):
-        """A spill chunk's ids as internal ids (0..n-1) in ``id_dtype``."""
-        if self._lut is not None:  # a gather: ids span little more than the vertices
+    def _map_ids(self, src, dst, id_dtype, fast=None):
+        """A spill chunk's ids as internal ids (0..n-1) in ``id_dtype``; ``fast``: the compiled
+        kernels, for a caller alone in calling numba (the degree pass), or None."""
+        if self._lut is not None and fast is not None and len(src) >= ID_KERNEL_MIN_EDGES:
+            src, dst = fast.lookup_ids(src, dst, self._lut, self._lut_base, self.workers)
+        elif self._lut is not None:  # a gather: ids span little more than the vertices
             if self._lut_base < 0:  # int32 ids minus a negative base could wrap
                 src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
             src, dst = self._lut[src - self._lut_base], self._lut[dst - self._lut_base]
@@ -403,8 +402,9 @@ class GraphBuilder(StoreWriting):
         degrees = Degrees(n, directed=self.directed, drop_loops=self.drop_self_loops, workers=self.workers,
                           compiled=compiled)
         step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC)
+        fast = B.compiled_kernels() if compiled else None
         for src, dst, _ in self._spill.read(step, wide=self._label_map is not None and self._lut is None):
-            src, dst = self._map_ids(src, dst, sdt)
+            src, dst = self._map_ids(src, dst, sdt, fast)
             degrees.add(src, dst)
             bar.update(len(src) * (1 if self.directed else 2))
             del src, dst, _
