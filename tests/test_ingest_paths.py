@@ -282,8 +282,8 @@ def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
 def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, dtype):
     """The ids' extremes and marks of a file's chunks (relabelling), and their internal ids from
     the table in the degree pass, from numba's threads: the same table, extremes, ids and store as
-    NumPy's, on chunks smaller than the threads, one id and many; generated or numbered input
-    (num_vertices) stays with NumPy."""
+    NumPy's, on chunks smaller than the threads, one id and many; numbered input (num_vertices)
+    has only its extremes from numba, and a generator's (drawn by numba on another thread) none."""
     from ooc_graph.ingest import degrees as D
     from ooc_graph.ingest import footprint
     from ooc_graph.kernels import cpu
@@ -310,10 +310,16 @@ def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, d
     monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
     monkeypatch.setattr(cpu_ingest, "mark_ids", lambda *a, real=cpu_ingest.mark_ids: used.append(1) or real(*a))
     monkeypatch.setattr(cpu_ingest, "lookup_ids", lambda *a, real=cpu_ingest.lookup_ids: used.append(2) or real(*a))
+    monkeypatch.setattr(cpu_ingest, "id_range", lambda *a, real=cpu_ingest.id_range: used.append(3) or real(*a))
     ooc_graph.convert((src, dst), tmp_path / "compiled.h5", progress=False).close()
-    assert {1, 2} <= set(used)
+    assert set(used) == {1, 2, 3}
     used.clear()
     ooc_graph.convert((src % 3000, dst % 3000), tmp_path / "numbered.h5", num_vertices=3000, progress=False).close()
+    assert set(used) == {3}
+    with pytest.raises(ooc_graph.errors.InputError, match="out of range"):
+        ooc_graph.convert((src, dst), tmp_path / "bad.h5", num_vertices=3000, progress=False)
+    used.clear()
+    ooc_graph.generate.rmat(tmp_path / "drawn.h5", 10, 8, seed=1, progress=False).close()
     assert not used
     monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 1 << 40)  # NumPy only
     ooc_graph.convert((src, dst), tmp_path / "numpy.h5", progress=False).close()
