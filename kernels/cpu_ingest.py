@@ -330,7 +330,7 @@ def _mark_ids(a, b, seen):
 
 def mark_ids(a, b, seen, num_threads: int) -> None:
     """``seen[a] = seen[b] = True`` (ids within ``seen``) on up to ``num_threads`` threads."""
-    with threads(max(1, min(int(num_threads), max_threads()))):
+    with threads(num_threads):
         _mark_ids(a, b, seen)
 
 
@@ -344,7 +344,7 @@ def lookup_ids(a, b, table, base: int, num_threads: int) -> tuple:
     """``(table[a - base], table[b - base])`` (new arrays of the table's type; the differences in
     int64, so a negative ``base`` cannot wrap narrow ids), on up to ``num_threads`` threads."""
     out_a, out_b = np.empty(a.size, table.dtype), np.empty(b.size, table.dtype)
-    with threads(max(1, min(int(num_threads), max_threads()))):
+    with threads(num_threads):
         _lookup(a, table, np.int64(base), out_a)
         _lookup(b, table, np.int64(base), out_b)
     return out_a, out_b
