@@ -105,7 +105,7 @@ def pagerank_profiled(G, fraction, png):
     seconds of the read / copy / compute lanes, idle time and overlap ratios; the timeline PNG."""
     from ooc_graph.profile import plot_profile
     state = (5 * 8 + 1) * G.num_vertices
-    budget = int(state + fraction * 8 * G.num_arcs / 0.75) + (64 << 20)
+    budget = int(state + fraction * 8 * G.num_arcs) + (64 << 20)
     G.release()
     r = ooc_graph.pagerank(G, device="gpu", device_memory=budget, max_iter=5, tol=1e-300, profile=True)
     plot_profile(r, png)
@@ -148,7 +148,7 @@ def pagerank_streaming(G, fraction):
     n = G.num_vertices
     state = (5 * 8 + 1) * n
     decoded = 8 * G.num_arcs
-    e = Engine(G, device="gpu", state_arrays=5, device_memory=int(state + fraction * decoded / 0.75) + (64 << 20))
+    e = Engine(G, device="gpu", state_arrays=5, device_memory=int(state + fraction * decoded) + (64 << 20))
     x = cp.random.random(n)
     e.pull_sum(x)  # first pass fills the pinned host cache and the resident device region
     cp.cuda.Device().synchronize()
@@ -256,7 +256,7 @@ def main():
     res["rmat"].update(traversal_store_weighted=G.weighted, traversal_cel_bytes_per_arc=G.cel_nbytes_per_arc())
     step("traversals_rmat", traversals(G, "rmat"))
     state = 6 * 8 * G.num_vertices
-    step("traversals_rmat_streamed_25pct", traversals(G, "rmat streamed", int(state + 0.25 * 8 * G.num_arcs / 0.75)))
+    step("traversals_rmat_streamed_25pct", traversals(G, "rmat streamed", int(state + 0.25 * 8 * G.num_arcs)))
     if a.road:
         R = ooc_graph.convert(a.road, work / "road.h5", progress=False)
         step("traversals_road", {"graph": Path(a.road).name, **traversals(R, "road")})

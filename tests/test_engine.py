@@ -215,7 +215,8 @@ def test_profile_traces_every_chunk(tmp_path, monkeypatch):
 
 def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
     """On a GPU the optional device CSR gets a quarter of the budget only when full-size chunks
-    still fit beside it (a budget just above the state once gave one-arc chunks)."""
+    still fit beside it (a budget just above the state once gave one-arc chunks), and only when
+    a CSR fits that room: else the room caches chunks (it once sat idle in every streamed pass)."""
     class FakeGPU:
         name, xp, kernels = "gpu", np, None
 
@@ -225,8 +226,15 @@ def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
     monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
     state = 5 * 8 * graph.num_vertices + graph.num_vertices
     per_arc = 8 + graph.cel_nbytes_per_arc()
+    csr = 8 * (graph.num_vertices + 1) + graph.num_arcs * (graph.id_dtype.itemsize + 8)  # float64 weights
+    flight = graph.chunk_arcs * per_arc  # a chunk in flight
+    assert csr > graph.chunk_arcs * per_arc  # so the first budget below leaves the CSR too little room
     tight = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 3 * graph.chunk_arcs * per_arc)
-    assert tight._csr_budget == graph.chunk_arcs * per_arc and tight.chunk_arcs == graph.chunk_arcs
+    assert tight._csr_budget == 0 and tight.chunk_arcs == graph.chunk_arcs  # a CSR that could never be held
+    assert tight.cache.budget == 3 * flight - flight  # ... leaves its room to the chunks
+    budget = 4 * (state + 2 * flight + csr)
+    fits = Engine(graph, device="gpu", state_arrays=5, device_memory=budget)
+    assert fits._csr_budget == budget // 4 and fits.cache.budget == budget - state - budget // 4 - flight
     bare = Engine(graph, device="gpu", state_arrays=5, device_memory=state + graph.chunk_arcs * per_arc)
     assert bare._csr_budget == 0 and bare.chunk_arcs == graph.chunk_arcs // 2
     roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)

@@ -89,16 +89,16 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
     # personalization), the personalization or uniform in networkx mode.
     p = xp.asarray(p / p.sum()) if personalization is not None else 1.0 / max(n, 1)
-    if weight is None or not g.weighted:
-        outdeg = eng.vertex_array("out_degree", np.float64)  # kept on the device between calls
+    if weight is None or not g.weighted:  # kept on the device between calls
+        inv, dangling = eng.derived("inverse_out_degree",
+                                    lambda: _inverse(xp, eng.backend.to_device(g.out_degree.astype(np.float64))))
     else:  # the out-arc weights of every vertex: one pass against the arcs
-        outdeg = eng.edge_map("w", direction="out")
-    inv = xp.where(outdeg == 0, 0.0, 1.0 / xp.where(outdeg == 0, 1.0, outdeg))
+        inv, dangling = _inverse(xp, eng.edge_map("w", direction="out"))
     f = "src * w" if weight is not None and g.weighted else "src"
     x = xp.full(n, 1.0 / max(n, 1))
     contrib = x * inv  # x[u] / out_degree(u): what u sends along each out-arc
     y = xp.empty(n, dtype=np.float64)
-    lost = float((x[inv == 0]).sum())  # mass on dangling vertices, spread like the teleport
+    lost = dangling * (1.0 / max(n, 1))  # mass on dangling vertices, spread like the teleport
     # Each worker updates its own vertices (all of them in one process) in one fused step, adds
     # up the residual and the dangling mass with the others, and shares its part of contrib.
     lo, hi = eng.owned
@@ -161,6 +161,12 @@ def _probably_last(seen, tol: float) -> bool:
     if len(seen) < 2 or not seen[-2] > 0:
         return False
     return seen[-1] * min(1.0, seen[-1] / seen[-2]) < 1.25 * tol
+
+
+def _inverse(xp, outdeg) -> tuple:
+    """``1 / outdeg`` (0 where a vertex sends nothing: it dangles) and how many vertices dangle."""
+    dangles = outdeg == 0
+    return xp.where(dangles, 0.0, 1.0 / xp.where(dangles, 1.0, outdeg)), int(dangles.sum())
 
 
 def _personalization(g, personalization) -> np.ndarray:

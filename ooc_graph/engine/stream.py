@@ -68,8 +68,9 @@ class ChunkStream:
         smallest budget that works.
     device : {"cpu", "gpu", "auto"}
     device_memory : int or str, optional
-        GPU only: budget for vertex state, the device chunk cache and a device CSR (default: 80%
-        of the free device memory). Chunks beyond it are streamed again on every pass.
+        GPU only: budget for vertex state, the device chunk cache and a device CSR (a quarter of
+        it, where the CSR fits there; default: 80% of the free device memory). Chunks beyond it
+        are streamed again on every pass.
     profile : bool
         Wait for the device at the end of every pass, so that per-pass seconds are exact, and
         trace when each chunk was read, copied and computed (:mod:`.trace`).
@@ -116,9 +117,10 @@ class ChunkStream:
             self._refuse_small("device_memory", self.device_memory,
                                state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
             # The device CSR (frontier advance only) takes a quarter of the budget, but never the
-            # room that full-size chunks in flight need: streaming comes first.
-            self._csr_budget = min(self.device_memory // 4,
-                                   max(spare - (1 + in_flight) * graph.chunk_arcs * per_arc, 0))
+            # room that full-size chunks in flight need: streaming comes first. Where one side of
+            # the CSR is larger than that room, it could never be held: the chunks get the room.
+            room = min(self.device_memory // 4, max(spare - (1 + in_flight) * graph.chunk_arcs * per_arc, 0))
+            self._csr_budget = room if self._csr_nbytes() <= room else 0
             free = spare - self._csr_budget
         chunk = max(smallest, min(graph.chunk_arcs, (free // (1 + in_flight)) // per_arc))
         self.chunk_arcs = chunk
@@ -185,6 +187,15 @@ class ChunkStream:
         if key not in self._vertex:
             values = getattr(self.graph, name)
             self._vertex[key] = self.backend.to_device(values if dtype is None else values.astype(dtype))
+        return self._vertex[key]
+
+    def derived(self, name: str, make):
+        """What ``make()`` computes from the store's per-vertex arrays (PageRank's inverse
+        out-degrees, say), made on the first call and kept between calls like
+        :meth:`vertex_array`: a warm call neither uploads nor recomputes it."""
+        key = ("derived", name)
+        if key not in self._vertex:
+            self._vertex[key] = make()
         return self._vertex[key]
 
     # -- reading and preparing chunks -----------------------------------------------------------
@@ -359,11 +370,15 @@ class ChunkStream:
         if self.profile and self.backend.xp is not np:
             self.backend.xp.cuda.get_current_stream().synchronize()
 
+    def _csr_nbytes(self) -> int:
+        """Device bytes of one side of the whole graph's CSR (offsets, ids, float64 weights)."""
+        g = self.graph
+        return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
+
     def csr(self, side: str):
         """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
         if side not in self._csr:
-            g = self.graph
-            nbytes = 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
+            g, nbytes = self.graph, self._csr_nbytes()
             if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
                 self._csr[side] = None
             else:
