@@ -18,6 +18,7 @@ import pickle
 import socket
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -40,6 +41,7 @@ KEEP_JOBS = 256
 _GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
+_PLANS = weakref.WeakKeyDictionary()  # an open Graph -> {ranks: its partitions}
 _LOCK = threading.Lock()
 
 
@@ -85,28 +87,55 @@ def hub_address(dask_worker=None):
     return _mesh.hub(host).address
 
 
+def _file_state(path: str):
+    """What changes when a file is written or replaced: device, inode, size, modification time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _checkout(path: str):
-    """An open Graph of the store at ``path`` for one job: an idle one kept from earlier jobs (its
-    engines keep their caches) unless the store has been replaced, else a new one. Jobs running
-    at once on this worker never share a Graph, so never an engine."""
+    """An open Graph of the store at ``path`` for one job, and the file's state when it was last
+    checked (:func:`_file_state`): an idle Graph kept from earlier jobs (its engines keep their
+    caches) unless the store has been replaced, else a new one. Jobs running at once on this
+    worker never share a Graph, so never an engine. Where the file has not changed since it was
+    last checked, it is not reopened (~1 ms): a warm job that needs nothing from it never opens
+    it, and one that reads it reopens it then, checking again that it is still this graph."""
     from ooc_graph.store import open_graph
     while True:
+        state = _file_state(path)  # before the check: a change after it is seen next time
         with _LOCK:
             idle = _GRAPHS.get(path, [])
-            g = idle.pop() if idle else None
+            g, seen = idle.pop() if idle else (None, None)
         if g is None:
-            return open_graph(path)
+            return open_graph(path), state
+        if seen is not None and seen == state:
+            return g, state
         try:
             with g._file():  # reopens the file, and refuses one replaced by another graph
-                return g
+                return g, state
         except Exception:
             g.close()
 
 
-def _checkin(path: str, g) -> None:
+def _plan(graph, size: int) -> list:
+    """:func:`~.partition.plan` of ``graph`` in ``size`` parts, made once per open Graph (a store
+    replaced since comes back as another Graph)."""
+    with _LOCK:
+        parts = _PLANS.get(graph, {}).get(size)
+    if parts is None:
+        parts = plan(graph, size)
+        with _LOCK:
+            _PLANS.setdefault(graph, {})[size] = parts
+    return parts
+
+
+def _checkin(path: str, g, state) -> None:
     g.detach()
     with _LOCK:
-        _GRAPHS.setdefault(path, []).append(g)
+        _GRAPHS.setdefault(path, []).append((g, state))
 
 
 def run_rank(spec: JobSpec, rank: int, addresses: list):
@@ -118,11 +147,11 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
     size = len(addresses)
     m = _mesh.Mesh(spec.job_id, rank, addresses, _hub(), names=spec.workers,
                    abort=lambda: spec.job_id in _CANCELLED)
-    comm = graph = None
+    comm = graph = state = None
     timing = {"mesh": time.perf_counter() - t0}
     try:
-        graph = _checkout(spec.path)
-        parts = plan(graph, size)
+        graph, state = _checkout(spec.path)
+        parts = _plan(graph, size)
         ranges = [p.vertices for p in parts]
         if spec.device == "gpu":
             from .nccl import NcclComm
@@ -149,9 +178,12 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         with placed(placement):
             result = ALGORITHMS[spec.algorithm](graph, **kwargs)
         timing["algorithm"] = time.perf_counter() - t0
-        comm.barrier()
-        graph.detach()  # no worker holds the file: the result can be written into it
-        comm.barrier()
+        if spec.store:  # once no worker holds the file, rank 0 writes the result into it
+            comm.barrier()
+            graph.detach()
+            comm.barrier()
+        else:  # before the summaries are gathered: the client, once it has them, may write to the file
+            graph.detach()
         where = None
         if rank == 0 and spec.store:
             result.graph = graph
@@ -182,12 +214,14 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             _progress(spec.job_id, state="cancelled")
         if spec.device == "gpu":
             from .nccl import drop
+            if comm is not None:
+                comm.abandon()
             drop(tuple(spec.workers), abort=True)
         raise
     finally:
         m.close()  # on failure, the other ranks see the connection close at once
         if graph is not None:
-            _checkin(spec.path, graph)
+            _checkin(spec.path, graph, state)
 
 
 def _reply_directly(spec: JobSpec, parts: list) -> bool:
@@ -249,7 +283,7 @@ def release_all() -> int:
     """Free every cached store's engines on this worker (device and pinned memory); returns how
     many stores were open."""
     with _LOCK:
-        graphs = [g for idle in _GRAPHS.values() for g in idle]
+        graphs = [g for idle in _GRAPHS.values() for g, _ in idle]
         _GRAPHS.clear()
     for g in graphs:
         g.close()
