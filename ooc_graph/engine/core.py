@@ -248,9 +248,10 @@ class Engine(Traversals, ChunkStream):
             own, others = self._own_sources(whole)
             for batch in self._whole_pass(whole):
                 k.pull_sum(own, x, y)
-                self.comm.join()
+                self.comm.join_gathered()  # the other ranks' x; the sums queued after them run meanwhile
                 for part in others:
                     k.pull_sum(part, x, y)
+                self.comm.join()  # what follows (a step reading those sums) waits for them
         else:
             self.comm.join()
             for batch in self.batches() if whole is None else self._whole_pass(whole):

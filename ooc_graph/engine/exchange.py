@@ -65,6 +65,12 @@ class Comm:
         """Make the device's current stream wait for the collectives queued without waiting
         (those on a side stream: NCCL); nothing elsewhere."""
 
+    def join_gathered(self) -> None:
+        """:meth:`join`, but only as far as the last :meth:`gather_owned` queued without waiting:
+        what was queued after it (an all-reduce of sums) may still run while the kernels queued
+        next read the gathered values."""
+        self.join()
+
     def queue_stream(self):
         """A context in which to queue what must follow the collectives queued without waiting
         (a copy of their result to the host): their side stream, or nothing."""

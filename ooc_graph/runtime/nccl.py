@@ -4,8 +4,9 @@ Collectives that need not be waited for (``gather_owned`` and ``allreduce_array`
 ``wait=False``) go on a side stream of the highest priority instead, behind the work queued so
 far, so that kernels queued next overlap them: PageRank's pull over the arcs from a rank's own
 sources runs while the other ranks' contributions arrive. :meth:`NcclComm.join` makes the compute
-stream wait for them; every other collective joins first, so the communicator's operations never
-run at once.
+stream wait for them (:meth:`NcclComm.join_gathered` only for the gathers: the pull over the other
+ranks' sources need not wait for the sums all-reduced after them); every other collective joins
+first, so the communicator's operations never run at once.
 
 The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh. NCCL
 blocks forever when a peer dies, so every collective is waited for by polling its stream while
@@ -90,6 +91,8 @@ class NcclComm(Comm):
         self._counts = cp.zeros(self.size, dtype=np.int64)
         self._side = None  # the side stream, made on first use
         self._side_done = None  # an event after the last collective queued there, not yet joined
+        self._gathered = None  # an event after the last gather queued there, not yet joined
+        self._open = None  # the side stream while a gather's NCCL group is left open (see gather_owned)
 
     def _queue_on_side(self):
         """The side stream, made to wait for the work queued so far on the current stream."""
@@ -98,17 +101,43 @@ class NcclComm(Comm):
         self._side.wait_event(cp.cuda.get_current_stream().record())
         return self._side
 
+    def _close_group(self) -> None:
+        """Launch a gather left open, with whatever joined its group (:meth:`gather_owned`)."""
+        if self._open is not None:
+            stream, self._open = self._open, None
+            nccl.groupEnd()
+            self._side_done = self._gathered = stream.record()
+
+    def abandon(self) -> None:
+        """After a failure: end a group left open, so that this thread's next NCCL calls (a
+        later job's, on a reused worker thread) are not inside it."""
+        if self._open is not None:
+            self._open = None
+            try:
+                nccl.groupEnd()
+            except Exception:  # a broken communicator: it is aborted next
+                pass
+
     def join(self) -> None:
+        self._close_group()
         if self._side_done is not None:
             cp.cuda.get_current_stream().wait_event(self._side_done)
-            self._side_done = None
+            self._side_done = self._gathered = None
+
+    def join_gathered(self) -> None:
+        self._close_group()
+        if self._gathered is not None:
+            cp.cuda.get_current_stream().wait_event(self._gathered)
+            self._gathered = None
 
     def queue_stream(self):
+        self._close_group()
         return self._side if self._side_done is not None else super().queue_stream()
 
     def _stream(self, wait: bool):
         """Where to queue a collective: the current stream once it has joined the side stream
         (one to wait for), else the side stream behind the current stream's work."""
+        self._close_group()
         if not wait:
             return self._queue_on_side()
         self.join()
@@ -146,14 +175,23 @@ class NcclComm(Comm):
         return x.data.ptr + offset * x.itemsize
 
     def gather_owned(self, x, wait: bool = True) -> int:
+        """Without waiting, the broadcasts' NCCL group is left open until the next collective
+        queued without waiting joins it, or anything else closes it: one launch for both. An
+        NCCL kernel launched while a pull fills the device waits for free SMs that the pull's
+        own blocks keep taking (the sums' all-reduce launched after a gather took ~1.3 ms a
+        PageRank iteration on R-MAT-26, ending with the pull); launched together with the
+        gather, as the step that produced both ends, it gets its SMs at once."""
         queue = self._stream(wait)
         kind = _TYPES[x.dtype]
         nccl.groupStart()
         for r, (lo, hi) in enumerate(self.ranges):
             if hi > lo:
                 self.nccl.broadcast(self._ptr(x, lo), self._ptr(x, lo), hi - lo, kind, r, queue.ptr)
-        nccl.groupEnd()
-        self._finish(wait, queue)
+        if wait:
+            nccl.groupEnd()
+            self._finish(wait, queue)
+        else:
+            self._open = queue
         lo, hi = self.owned
         return (hi - lo) * x.itemsize * (self.size - 1)
 
@@ -215,11 +253,18 @@ class NcclComm(Comm):
         return int(result[0]) if isinstance(value, (int, np.integer)) else float(result[0])
 
     def allreduce_array(self, x, op: str = "sum", wait: bool = True) -> None:
+        if not wait and self._open is not None:  # joins the gather's group: one launch
+            queue = self._open
+            queue.wait_event(cp.cuda.get_current_stream().record())  # x is made: before the launch
+            self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], queue.ptr)
+            self._close_group()
+            return
         queue = self._stream(wait)
         self.nccl.allReduce(self._ptr(x), self._ptr(x), x.size, _TYPES[x.dtype], _OPS[op], queue.ptr)
         self._finish(wait, queue)
 
     def wait_for(self, event) -> None:
+        self._close_group()
         self._wait(event)
 
     def barrier(self) -> None:
