@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from contextlib import contextmanager
 
 import numba
@@ -133,16 +135,47 @@ def max_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
+@njit(parallel=True, **_OPTS)
+def _start(a):
+    for i in prange(a.size):
+        a[i] = i
+
+
+_STARTING = threading.Lock()
+_ALONE = threading.RLock()  # held around parallel kernels where the layer takes one launch at a time
+_CONCURRENT = None  # whether numba's threading layer takes launches from several threads at once
+
+
+def concurrent_launches() -> bool:
+    """Whether numba's threading layer takes parallel launches from several threads at once
+    (``tbb``, ``omp``); ``workqueue`` does not: it aborts the process. Starts the layer if
+    nothing has yet."""
+    global _CONCURRENT
+    if _CONCURRENT is None:
+        with _STARTING:
+            if _CONCURRENT is None:
+                try:
+                    layer = numba.threading_layer()
+                except ValueError:  # not started yet
+                    _start(np.zeros(2))
+                    layer = numba.threading_layer()
+                _CONCURRENT = layer in ("tbb", "omp")
+    return _CONCURRENT
+
+
 @contextmanager
 def threads(n: int):
     """At most ``n`` of numba's threads for the parallel kernels this thread calls (numba's
-    setting is per thread), restored after."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
+    setting is per thread), restored after. Every parallel kernel here runs inside it; where the
+    threading layer cannot take launches from two threads at once (:func:`concurrent_launches`),
+    one thread at a time: a generator draws on a thread of its own beside the builder's kernels."""
+    with contextlib.nullcontext() if concurrent_launches() else _ALONE:
+        before = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
 
 
 @njit(**_OPTS)

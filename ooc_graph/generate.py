@@ -123,7 +123,6 @@ def _write(out, edges, *, n, directed, weighted, source, **opts):
     the output path and the budget before any edge is drawn)."""
     with GraphBuilder(out, directed=directed, weighted=weighted, num_vertices=n, source=source,
                       **opts) as b:
-        b.numba_elsewhere = True  # the draws run on a thread of their own, ahead of add()
         t = time.perf_counter()
         try:
             for src, dst, w in edges:

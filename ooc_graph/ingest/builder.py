@@ -119,10 +119,6 @@ class GraphBuilder(StoreWriting):
         self._uniques: list[np.ndarray] = []
         self._unique_total = 0
         self._seen: np.ndarray | None = np.zeros(0, bool)  # ids seen, by index, while they fit
-        # Whether the caller runs numba's parallel kernels on another thread while it adds edges (a
-        # generator's draws): add() then checks ids with NumPy (not every threading layer of numba
-        # takes calls from two threads at once).
-        self.numba_elsewhere = False
         self._min = None
         self._max = None
         self.stages = Stages()
@@ -238,9 +234,8 @@ class GraphBuilder(StoreWriting):
 
     def _id_kernels(self, edges: int):
         """The compiled kernels (``kernels.cpu_ingest``) for the ids of a chunk of ``edges`` edges
-        where numba is installed and the budget has room for it, unless the caller runs numba on
-        another thread meanwhile (:attr:`numba_elsewhere`); else None (NumPy)."""
-        if self.numba_elsewhere or edges < ID_KERNEL_MIN_EDGES or self.memory < M.COMPILED_MIN_BUDGET:
+        where numba is installed and the budget has room for it; else None (NumPy)."""
+        if edges < ID_KERNEL_MIN_EDGES or self.memory < M.COMPILED_MIN_BUDGET:
             return None
         return B.compiled_kernels()
 
