@@ -360,6 +360,20 @@ def test_progress_and_cancel(client, slow_graph):
     assert ooc_graph.submit(client, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
 
 
+def test_cancel_stops_a_level_synchronous_traversal(client, tmp_path):
+    """BFS levels agree on stopping through their merges (each rank's stop request travels with
+    its flags, no collective of its own): cancelling stops every rank at the next level."""
+    n = 300_000
+    G = ooc_graph.convert(np.stack([np.arange(n - 1), np.arange(1, n)], axis=1), tmp_path / "path.h5",
+                          directed=True, progress=False)  # a path: one level per vertex
+    job = ooc_graph.submit(client, "bfs", G, workers=2, source=0)
+    p = _running(job)
+    job.cancel()
+    with pytest.raises(JobCancelled, match=job.id):
+        job.result(timeout=60)
+    assert p["iteration"] < n - 1000 and job.status() == "cancelled"
+
+
 def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
                                        dashboard_address=":0")
@@ -561,7 +575,7 @@ def level_changes(rng, n, size, share):
 @pytest.mark.parametrize("share", [0.0, 0.001, 0.3])  # nothing, a few ids, or the bit flags
 def test_merge_level_equals_merge_min(size, share):
     """A level's merge sends only flags (or the changed ids) and gives what merging the whole
-    state does."""
+    state does; a stop request of one rank travels with them to every rank."""
     import threading
 
     from ooc_graph.runtime.host import HostComm
@@ -571,8 +585,9 @@ def test_merge_level_equals_merge_min(size, share):
     slots, barrier = [None] * size, threading.Barrier(size)
     comms = [HostComm(_ThreadMesh(r, slots, barrier), [(0, n)] * size) for r in range(size)]
     sent = [0] * size
-    threads = [threading.Thread(target=lambda r: sent.__setitem__(r, comms[r].merge_level(*copies[r], value)),
-                                args=(r,)) for r in range(size)]
+    stop = share > 0  # asked by the last rank only
+    threads = [threading.Thread(target=lambda r: sent.__setitem__(
+        r, comms[r].merge_level(*copies[r], value, stop and r == size - 1)), args=(r,)) for r in range(size)]
     for t in threads:
         t.start()
     for t in threads:
@@ -580,4 +595,5 @@ def test_merge_level_equals_merge_min(size, share):
     for state, changed in copies:
         np.testing.assert_array_equal(state, want_state)
         np.testing.assert_array_equal(changed, want_changed)
-    assert max(sent) <= (size - 1) * (1 + max(n // 8 + 1, 8 * int(want_changed.sum())))
+    assert max(sent) <= (size - 1) * (2 + max(n // 8 + 1, 8 * int(want_changed.sum())))
+    assert [c.agreed_stop for c in comms] == [stop] * size

@@ -40,11 +40,17 @@ class Comm:
         vertices changed)."""
         return 0
 
-    def merge_level(self, state, changed, value: float) -> int:
+    # Whether any rank asked to stop, as the last merge_level agreed (see there).
+    agreed_stop = False
+
+    def merge_level(self, state, changed, value: float, stop: bool = False) -> int:
         """:meth:`merge_min` for a level-synchronous traversal, in which every vertex changed on
         any rank took the same ``value``: ``changed = or over ranks``, then ``state = min(state,
         value)`` where changed. Only the flags travel, one bit per vertex (a dense merge sends
-        the state too: nine bytes per vertex), and no count has to be agreed on first."""
+        the state too: nine bytes per vertex), and no count has to be agreed on first. ``stop``
+        (this rank's stop request) travels with them, or-ed over ranks into :attr:`agreed_stop`:
+        the level's report then needs no collective of its own."""
+        self.agreed_stop = stop
         return 0
 
     def reduce_min(self, x) -> int:

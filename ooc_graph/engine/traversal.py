@@ -246,7 +246,9 @@ class Traversals:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
             if level is not None:  # every vertex changed took the level's value: only flags travel
-                self._exchange(self.comm.merge_level, state, changed, level)
+                self._exchange(self.comm.merge_level, state, changed, level, self._stop_requested())
+                if self.comm.size > 1:  # with the ranks' stop requests: the report below agrees on it
+                    self._stop_agreed = self.comm.agreed_stop
             else:
                 self._exchange(self.comm.merge_min, state, changed)
             if near is None:

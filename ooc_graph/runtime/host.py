@@ -52,16 +52,20 @@ class HostComm(Comm):
                                 np.frombuffer(body[8 * k:], dtype=state.dtype), changed)
         return self._sent(before)
 
-    def merge_level(self, state, changed, value: float) -> int:
+    def merge_level(self, state, changed, value: float, stop: bool = False) -> int:
         before = self.mesh.bytes_sent
         ids = np.flatnonzero(changed)
         bits = None if ids.size * 64 < changed.size else np.packbits(changed)  # the smaller: ids or bits
-        payload = b"S" + ids.astype(np.int64).tobytes() if bits is None else b"B" + bits.tobytes()
+        # the kind of body, this rank's stop request, the body
+        payload = (b"S" + bytes([stop]) + ids.astype(np.int64).tobytes() if bits is None else
+                   b"B" + bytes([stop]) + bits.tobytes())
         merged = changed.astype(bool)
-        for r, part in enumerate(self.mesh.allgather(payload)):
+        parts = self.mesh.allgather(payload)
+        self.agreed_stop = any(part[1] for part in parts)
+        for r, part in enumerate(parts):
             if r == self.rank:
                 continue
-            body = np.frombuffer(memoryview(part)[1:], dtype=np.int64 if part[:1] == b"S" else np.uint8)
+            body = np.frombuffer(memoryview(part)[2:], dtype=np.int64 if part[:1] == b"S" else np.uint8)
             if part[:1] == b"S":
                 merged[body] = True
             else:

@@ -226,14 +226,18 @@ class NcclComm(Comm):
         self._wait()
         return most * (8 + state.itemsize)
 
-    def merge_level(self, state, changed, value: float) -> int:
+    def merge_level(self, state, changed, value: float, stop: bool = False) -> int:
         stream = self._stream(wait=True).ptr
         bits = cp.packbits(changed)
-        every = cp.empty(bits.size * self.size, dtype=np.uint8)
-        self.nccl.allGather(self._ptr(bits), self._ptr(every), bits.size, nccl.NCCL_UINT8, stream)
-        gpu.merge_level(state, changed, every, self.size, value)
+        send = cp.empty(bits.size + 1, dtype=np.uint8)  # the flags, then this rank's stop request
+        send[:-1] = bits
+        send[-1] = int(stop)
+        every = cp.empty(send.size * self.size, dtype=np.uint8)
+        self.nccl.allGather(self._ptr(send), self._ptr(every), send.size, nccl.NCCL_UINT8, stream)
+        gpu.merge_level(state, changed, every, self.size, value)  # each rank's part: its flags and a byte
         self._wait()
-        return bits.nbytes
+        self.agreed_stop = bool(cp.asnumpy(every[send.size - 1::send.size]).any())
+        return send.nbytes
 
     def reduce_min(self, x) -> int:
         stream = self._stream(wait=True).ptr
