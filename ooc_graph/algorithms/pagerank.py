@@ -132,21 +132,28 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
             eng.edge_map(f, contrib, out=y, gather=False)
         sums = k.pagerank_step(y[mine], x[mine], p_mine, inv[mine], alpha, lost, contrib[mine],
                                out=spare[mine] if ahead else None)
-        eng.gather(contrib, wait=False)  # queued: the sums below wait for it
-        now = eng.sum_over_workers(sums, wait=False)
         if not ahead:
+            eng.gather(contrib, wait=False)  # queued: the sums below wait for it
+            now = eng.sum_over_workers(sums, wait=False)
             lost = float(now.host()[1])
             converged = look(it, now)
             continue
-        x, spare, lost = spare, x, now.device[1:2]
         if late is not None and look(*late):
-            x, it, converged = spare, it - 1, True  # step it - 1 had converged
+            it, converged = it - 1, True  # step it - 1 had converged: x is its result, step it is dropped
             break
+        # Whether step it is probably the last (the changes so far say it converges, or max_iter):
+        # then the host looks at it at once, and its contributions, which only a next pull reads,
+        # are sent only if it was not.
+        last = it == max_iter or (mode == "networkx" and _probably_last(seen, tol))
+        if not last:
+            eng.gather(contrib, wait=False)  # queued: the sums below go with it
+        now = eng.sum_over_workers(sums, wait=False)
+        x, spare, lost = spare, x, now.device[1:2]
         late = (it, now)
-        if mode == "networkx" and _probably_last(seen, tol):  # look now: a step queued next would be dropped
+        if last:
             converged, late = look(*late), None
-    if ahead and late is not None and not converged:  # the last step, stopped by max_iter
-        converged = look(*late)
+            if not converged and it < max_iter:
+                eng.gather(contrib, wait=False)  # the next pull needs them after all
     if mode == "graphalytics":
         converged = True
     params = {"alpha": alpha, "tol": tol, "max_iter": max_iter, "mode": mode,
