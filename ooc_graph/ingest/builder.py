@@ -306,7 +306,8 @@ class GraphBuilder(StoreWriting):
 
     def _map_ids(self, src, dst, id_dtype, fast=None):
         """A spill chunk's ids as internal ids (0..n-1) in ``id_dtype``; ``fast``: the compiled
-        kernels, for a caller alone in calling numba (the degree pass), or None."""
+        kernels, for a caller that maps chunks one at a time on the main thread (the degree pass:
+        the scatter's worker threads map theirs side by side already), or None."""
         if self._lut is not None and fast is not None and len(src) >= ID_KERNEL_MIN_EDGES:
             src, dst = fast.lookup_ids(src, dst, self._lut, self._lut_base, self.workers)
         elif self._lut is not None:  # a gather: ids span little more than the vertices
