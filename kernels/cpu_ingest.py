@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -163,7 +162,7 @@ def concurrent_launches() -> bool:
     return _CONCURRENT
 
 
-@contextmanager
+@contextlib.contextmanager
 def threads(n: int):
     """At most ``n`` of numba's threads for the parallel kernels this thread calls (numba's
     setting is per thread), restored after. Every parallel kernel here runs inside it; where the
