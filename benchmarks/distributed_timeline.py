@@ -26,10 +26,11 @@ from pathlib import Path
 
 # (module, attribute path): what gets wrapped, in every process.
 STEPS = [
-    ("ooc_graph.runtime.jobs", "submit"), ("ooc_graph.runtime.jobs", "hub_addresses"),
+    ("ooc_graph.runtime.jobs", "submit"), ("ooc_graph.runtime.jobs", "hubs"),
     ("ooc_graph.runtime.jobs", "_submit_ranks"), ("ooc_graph.runtime.jobs", "Job.result"),
     ("ooc_graph.runtime.jobs", "Job._gather"), ("ooc_graph.runtime.jobs", "_combine"),
-    ("ooc_graph.runtime.worker", "run_rank"), ("ooc_graph.runtime.worker", "_checkout"),
+    ("ooc_graph.runtime.worker", "run_rank"), ("ooc_graph.runtime.worker", "_run"),
+    ("ooc_graph.runtime.worker", "_checkout"),
     ("ooc_graph.runtime.worker", "plan"), ("ooc_graph.runtime.worker", "_reply_directly"),
     ("ooc_graph.runtime.mesh", "Mesh.__init__"), ("ooc_graph.runtime.mesh", "Mesh.allgather"),
     ("ooc_graph.runtime.nccl", "NcclComm.__init__"), ("ooc_graph.runtime.nccl", "NcclComm.allreduce"),
@@ -191,6 +192,24 @@ def summarize(got: list, t0: float) -> list:
                    for k, (a, b, n, inside) in steps.items()), key=lambda row: row[1])
 
 
+def direct_start_ab(fn, G, n: int, **kw) -> dict:
+    """``n`` warm job calls with the client's direct starts and ``n`` with only dask's tasks
+    starting the ranks (the push replaced by one that sends nothing), alternating."""
+    from ooc_graph.runtime import jobs
+    push = jobs._launch.push
+    walls = {"direct starts": [], "tasks only": []}
+    try:
+        for i in range(2 * n):
+            label = "direct starts" if i % 2 == 0 else "tasks only"
+            jobs._launch.push = push if label == "direct starts" else (lambda *args: [])
+            t = time.perf_counter()
+            fn(G, **kw)
+            walls[label].append((time.perf_counter() - t) * 1e3)
+    finally:
+        jobs._launch.push = push
+    return {k: {"median_ms": round(statistics.median(v), 2), "ms": [round(x, 2) for x in v]} for k, v in walls.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("store", help="an existing store (e.g. made by multigpu.py --store)")
@@ -199,6 +218,9 @@ def main():
     ap.add_argument("--algorithm", default="pagerank")
     ap.add_argument("--warm", type=int, default=3, help="warm calls before the one traced")
     ap.add_argument("--events", action="store_true", help="also CUDA events around pulls, steps and collectives")
+    ap.add_argument("--ab", type=int, default=0, metavar="N",
+                    help="then N warm job calls each with and without the client's direct starts of the ranks "
+                         "(runtime/launch.py), alternating")
     ap.add_argument("--out", help="folder for the spans as JSON")
     a = ap.parse_args()
     import numpy as np
@@ -252,6 +274,9 @@ def main():
                 print(f"  rank {rk['rank']} timing", {k: round(v * 1e3, 2) for k, v in rk["timing"].items()})
         record["calls"][label] = call
         sys.stdout.flush()
+    if a.ab:
+        record["ab"] = direct_start_ab(fn, G, a.ab, device=device, **kw, **where)
+        print("direct starts A/B, warm ms:", json.dumps({k: v["median_ms"] for k, v in record["ab"].items()}))
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         name = f"distributed-timeline-{a.algorithm}-{Path(a.store).stem}-{a.cpu or a.gpus}{'cpu' if a.cpu else 'gpu'}.json"

@@ -118,6 +118,20 @@ def _prompt(cluster, client):
     return client
 
 
+def local_workers(client) -> list | None:
+    """The workers of a local cluster this process made, sorted, read from its scheduler (which
+    runs in this process) with no round trip to it (~0.4-1 ms); None for any other client."""
+    for cluster, c in list(_LOCAL.values()):
+        if c is client:
+            workers = getattr(getattr(cluster, "scheduler", None), "workers", None)
+            for _ in range(3):
+                try:
+                    return None if workers is None else sorted(workers)
+                except RuntimeError:  # changed while read (the scheduler's thread): read again
+                    continue
+    return None
+
+
 def release(client=None) -> None:
     """Free what workers keep between jobs (open stores, their cached chunks on the GPUs and in
     pinned memory): on ``client``'s workers, or on those of every local cluster this process made."""

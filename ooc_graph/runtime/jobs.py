@@ -22,6 +22,7 @@ from pathlib import Path
 from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
 
 from . import cluster as _cluster
+from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
@@ -68,21 +69,35 @@ def _bind(name: str, kwargs: dict) -> dict:
 
 def alive_workers(client) -> list:
     """The cluster's workers now, sorted (asked of the scheduler: the client's cached identity may
-    be refreshed without them at any moment)."""
+    be refreshed without them at any moment; read from it directly where it is a local cluster's,
+    in this process)."""
+    known = _cluster.local_workers(client)
+    if known is not None:
+        return known
     return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
 
 
-_HUB_ADDRESSES: dict = {}  # (scheduler, worker) -> the worker's hub (host, port)
+_HUBS: dict = {}  # (scheduler, worker) -> the worker's hub: (host, port), and its start token or None
 
 
-def hub_addresses(client, workers: list) -> list:
-    """The hub address of each worker, asked of the workers the first time only."""
+def hubs(client, workers: list) -> tuple:
+    """Each worker's hub address and the token for direct starts (:mod:`.launch`), asked of the
+    workers the first time only."""
     scheduler = client.scheduler.address
-    missing = [w for w in workers if (scheduler, w) not in _HUB_ADDRESSES]
+    missing = [w for w in workers if (scheduler, w) not in _HUBS]
     if missing:
-        for w, address in client.run(_worker.hub_address, workers=missing).items():
-            _HUB_ADDRESSES[(scheduler, w)] = tuple(address)
-    return [_HUB_ADDRESSES[(scheduler, w)] for w in workers]
+        for w, got in client.run(_worker.hub_address, workers=missing).items():
+            _HUBS[(scheduler, w)] = (tuple(got[:2]), got[2] if len(got) > 2 else None)
+    known = [_HUBS[(scheduler, w)] for w in workers]
+    return [a for a, _ in known], [t for _, t in known]
+
+
+def _no_direct_starts(client, workers: list) -> None:
+    """Workers whose hubs could not be reached: their ranks wait for their tasks from now on."""
+    for w in workers:
+        address, _ = _HUBS.get((client.scheduler.address, w), (None, None))
+        if address is not None:
+            _HUBS[(client.scheduler.address, w)] = (address, None)
 
 
 def _workers_of(client, workers) -> list:
@@ -183,7 +198,12 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
-        self.futures = _submit_ranks(client, spec, hub_addresses(client, spec.workers))
+        addresses, tokens = hubs(client, spec.workers)
+        # Each rank starts at once from its worker's hub; its task, which dask delivers
+        # milliseconds later, waits for it (runtime/launch.py).
+        missed = _launch.push(spec.job_id, addresses, tokens, _launch.encode(spec, addresses))
+        _no_direct_starts(client, [spec.workers[r] for r in missed])
+        self.futures = _submit_ranks(client, spec, addresses)
         self._sent = (time.perf_counter(), time.time())  # when the tasks left, by both clocks
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
         # one that comes before the listener starts waits in the hub).

@@ -10,6 +10,8 @@ the others waiting.
 
 from __future__ import annotations
 
+import hmac
+import logging
 import selectors
 import socket
 import struct
@@ -20,13 +22,21 @@ from ooc_graph.errors import JobError
 
 _HEADER = struct.Struct("<q")
 CONNECT_TIMEOUT = 60.0  # seconds for the whole mesh to form
+# A connection whose job id starts so carries a rank's start (runtime/launch.py), not a peer.
+START_TAG = "!start/"
+MAX_START = 64 << 20  # bytes of a start's payload taken at most
+log = logging.getLogger("ooc_graph.runtime")
 
 
 class Hub:
     """One listening socket per worker process, made on first use and kept: every job's ranks
     connect to it, introducing themselves with the job id and their rank, and the hub hands each
     connection to the job that waits for it. Clients learn a worker's hub address once, so a job
-    needs no round trip to set its mesh up."""
+    needs no round trip to set its mesh up. A worker's hub also takes the client's direct starts
+    of its ranks, given ``start_token`` and ``on_start(hub, rank, payload)``."""
+
+    start_token: str | None = None
+    on_start = None
 
     def __init__(self, host: str):
         self.sock = socket.create_server((host, 0), backlog=256)
@@ -45,9 +55,32 @@ class Hub:
                 (rank,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
             except (OSError, EOFError, UnicodeDecodeError):
                 continue  # a stray or broken connection: ignore it
+            if job.startswith(START_TAG):
+                self._start(sock, job[len(START_TAG):], rank)
+                continue
             with self._cond:
                 self._arrived.setdefault(job, {})[rank] = sock
                 self._cond.notify_all()
+
+    def _start(self, sock, token: str, rank: int) -> None:
+        """A client's start of rank ``rank``: handed to ``on_start`` with this hub's token only."""
+        try:
+            if self.on_start is None or self.start_token is None or \
+                    not hmac.compare_digest(token.encode(), self.start_token.encode()):
+                return
+            (length,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+            if not 0 <= length <= MAX_START:
+                return
+            payload = _recv_exact(sock, length)
+        except (OSError, EOFError):
+            return
+        finally:
+            sock.close()
+        try:
+            self.on_start(self, rank, payload)
+        except Exception as err:  # the rank's task starts it instead
+            log.warning("a direct start of rank %d failed (%s: %s); its task will start it", rank,
+                        type(err).__name__, err)
 
     def take(self, job: str, ranks: set, deadline: float, abort=None) -> dict:
         """The connections of ``ranks`` for ``job``, as they arrive, until ``deadline``."""

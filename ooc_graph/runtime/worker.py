@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
 
+from . import launch as _launch
 from . import mesh as _mesh
 from . import reply as _reply
 from . import segments as _segments
@@ -42,6 +43,7 @@ _GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so c
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
 _CANCELLED: set = set()  # job ids the client cancelled
 _PLANS = weakref.WeakKeyDictionary()  # an open Graph -> {ranks: its partitions}
+_RANKS = _launch.Ranks()  # this worker's ranks, started by the client directly or by their tasks
 _LOCK = threading.Lock()
 
 
@@ -82,9 +84,18 @@ def _hub():
 
 
 def hub_address(dask_worker=None):
-    """``(host, port)`` of this worker's hub (run by the client with ``Client.run``)."""
+    """``(host, port, token)`` of this worker's hub, which takes the client's direct starts of
+    ranks with that token (run by the client with ``Client.run``; :mod:`.launch`)."""
     host = urlparse(dask_worker.address if dask_worker is not None else _worker_address()).hostname or "127.0.0.1"
-    return _mesh.hub(host).address
+    h = _mesh.hub(host)
+    h.on_start = _started
+    return (*h.address, _launch.hub_token(h))
+
+
+def _started(hub, rank: int, payload: bytes) -> None:
+    """The client's direct start of a rank (on ``hub``'s thread): run it on a thread of its own."""
+    spec, addresses = _launch.decode(payload)
+    _RANKS.pushed(spec.job_id, _run, spec, rank, addresses, hub, "direct")
 
 
 def _file_state(path: str):
@@ -140,16 +151,28 @@ def _checkin(path: str, g, state) -> None:
 
 def run_rank(spec: JobSpec, rank: int, addresses: list):
     """The task of rank ``rank``: the whole job on this worker. Rank 0 returns the result (arrays
-    in host memory); every rank returns its run statistics."""
+    in host memory); every rank returns its run statistics. Where the client's direct start came
+    first (:mod:`.launch`), the rank already runs: the task waits for it and returns the same."""
+    return _RANKS.task(spec.job_id, _run, spec, rank, addresses, _hub(), "task")
+
+
+def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
+    """Rank ``rank`` of the job, with its mesh through ``hub`` (this worker's); ``start`` says
+    what started it (the client's ``direct`` start, or its ``task``), for its summary."""
     from ooc_graph.algorithms import ALGORITHMS
 
     t0, started = time.perf_counter(), time.time()
     size = len(addresses)
-    m = _mesh.Mesh(spec.job_id, rank, addresses, _hub(), names=spec.workers,
+    m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
                    abort=lambda: spec.job_id in _CANCELLED)
     comm = graph = state = None
     timing = {"mesh": time.perf_counter() - t0}
     try:
+        # Results go through shared memory when every rank shares the client's host: each rank
+        # writes its own vertices of them, in parallel; otherwise rank 0 returns them whole.
+        # (Agreed over the mesh: an NCCL all-reduce and its wait took ~0.3 ms.)
+        local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
+        shared = all(flag == b"1" for flag in m.allgather(b"1" if local else b"0"))
         graph, state = _checkout(spec.path)
         parts = _plan(graph, size)
         ranges = [p.vertices for p in parts]
@@ -161,10 +184,6 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
             comm = HostComm(m, ranges)
         timing["setup"] = time.perf_counter() - t0
         part = parts[rank]
-        # Results go through shared memory when every rank shares the client's host: each rank
-        # writes its own vertices of them, in parallel; otherwise rank 0 returns them whole.
-        local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
-        shared = bool(comm.allreduce(int(local), "min"))
         empty = find = None
         new = list
         if shared:
@@ -196,7 +215,7 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
         summary = {"rank": rank, "worker": spec.workers[rank], "arcs": part.num_arcs,
                    "vertices": part.vertices, "stats": {k: v for k, v in result.stats.items() if k != "timeline"},
                    "seconds": result.seconds, "saved": where,
-                   "timing": dict(timing, total=time.perf_counter() - t0), "started": started,
+                   "timing": dict(timing, total=time.perf_counter() - t0), "started": started, "start": start,
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
         if rank == 0:
             _progress(spec.job_id, state="finished")
@@ -275,6 +294,7 @@ def forget_job(job_id: str) -> None:
     with _LOCK:
         _PROGRESS.pop(job_id, None)
         _CANCELLED.discard(job_id)
+    _RANKS.forget(job_id)
     for h in list(_mesh._HUBS.values()):
         h.forget(job_id)
 
