@@ -39,6 +39,11 @@ STEPS = [
     ("ooc_graph.engine.core", "Engine.vertex_array"), ("ooc_graph.engine.core", "Engine.pull_sum"),
     ("ooc_graph.engine.core", "Engine.gather"), ("ooc_graph.engine.core", "Engine.sum_over_workers"),
     ("ooc_graph.engine.core", "Engine.result"), ("ooc_graph.engine.core", "Sums.host"),
+    ("ooc_graph.engine.traversal", "Traversals.propagate_min"), ("ooc_graph.engine.traversal", "Traversals._level_of"),
+    ("ooc_graph.engine.traversal", "Traversals.tight_parents"), ("ooc_graph.engine.traversal", "Traversals._can_pull"),
+    ("ooc_graph.engine.core", "Engine.report"), ("ooc_graph.engine.core", "Engine._exchange"),
+    ("ooc_graph.runtime.nccl", "NcclComm._wait"), ("cupy", "flatnonzero"), ("cupy", "unique"),
+    ("ooc_graph.engine.core", "Engine.prepare_results"),
     ("ooc_graph.store.graph", "Graph.detach"),
     ("ooc_graph.kernels.gpu", "pagerank_step"), ("ooc_graph.kernels.cpu", "pagerank_step"),
 ]
@@ -86,7 +91,7 @@ def install() -> int:
 
 
 def install_events() -> bool:
-    """Also mark each pull and PageRank step on the device with CUDA events (on the stream it is
+    """Also mark each pull, PageRank step and traversal kernel on the device with CUDA events (on the stream it is
     queued on), and each collective queued on NCCL's side stream from when that stream starts it
     to when it ends; no synchronisation is added."""
     try:
@@ -110,7 +115,8 @@ def install_events() -> bool:
         g._evented = True
         return g
 
-    for name in ("pull_sum", "pagerank_step", "merge_level"):
+    for name in ("pull_sum", "pagerank_step", "merge_level", "bottom_up", "advance_min", "advance_levels",
+                 "tight_parent"):
         setattr(gpu, name, kernel(getattr(gpu, name), name))
     side = nccl.NcclComm._queue_on_side
 

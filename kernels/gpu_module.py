@@ -15,7 +15,8 @@ _THREADS = 256
 _LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
           np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced")
+_TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "csr_parent",
+              "csr_parent_heavy")
 _PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "wedge_count",
           "brandes_forward", "brandes_backward")
 

@@ -136,3 +136,58 @@ __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const 
         }
     }
 }
+
+// Shortest-path parents from the in-arc CSR, whose rows are ascending by source: parent[v] = the
+// smallest u with a strictly tight arc u->v (u != v, dist[u] < dist[v], dist[u] + w == dist[v]),
+// as ooc_graph_tight_parent's strict pass over every arc gives it. One thread a vertex of
+// [lo, hi) looks at the first `first` arcs of its row and stops at the first tight one; a vertex
+// with a longer row and none tight among them is queued in heavy[] for
+// ooc_graph_csr_parent_heavy, which spreads those rows' arcs over the whole GPU.
+template <typename W>
+__global__ void ooc_graph_csr_parent(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                     const W* __restrict__ w, const int use_w, const double plus,
+                                     const double* __restrict__ dist, long long* __restrict__ parent,
+                                     const long long lo, const long long hi, const long long first,
+                                     long long* __restrict__ heavy, unsigned long long* heavy_count) {
+    const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= hi) return;
+    const double dv = dist[v];
+    if (dv == OOC_INF) return;
+    const long long start = indptr[v], end = indptr[v + 1];
+    const long long stop = end - start > first ? start + first : end;
+    for (long long j = start; j < stop; ++j) {
+        const int u = indices[j];
+        const double du = dist[u];
+        if (u != v && du < dv && du + (use_w ? (double)w[j] : plus) == dv) {
+            parent[v] = u;
+            return;
+        }
+    }
+    if (stop < end) heavy[atomicAdd(heavy_count, 1ULL)] = v;
+}
+
+// The rest of the heavy rows (each past its first `first` arcs): thread i takes the i-th of those
+// arcs, found by a binary search of offsets (exclusive prefix sums, the total last), and keeps
+// the smallest tight source with atomicMin. A fixed grid strides over the arcs.
+template <typename W>
+__global__ void ooc_graph_csr_parent_heavy(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                           const W* __restrict__ w, const int use_w, const double plus,
+                                           const double* __restrict__ dist, long long* parent,
+                                           const long long* __restrict__ heavy,
+                                           const long long* __restrict__ offsets, const long long nh,
+                                           const long long first) {
+    const long long total = offsets[nh];
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long lo = 0, hi = nh - 1;
+        while (lo < hi) {
+            const long long mid = (lo + hi + 1) >> 1;
+            if (offsets[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        const long long v = heavy[lo];
+        const long long j = indptr[v] + first + (i - offsets[lo]);
+        const int u = indices[j];
+        const double du = dist[u], dv = dist[v];
+        if (u != v && du < dv && du + (use_w ? (double)w[j] : plus) == dv) atomicMin(&parent[v], (long long)u);
+    }
+}

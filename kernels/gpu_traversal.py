@@ -31,10 +31,46 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
         return
     offsets = cp.zeros(nf + 1, dtype=np.int64)
     cp.cumsum(indptr[frontier + 1] - indptr[frontier], out=offsets[1:])
-    blocks = min(_BALANCED_BLOCKS, max(1, (32 * nf + _THREADS - 1) // _THREADS))
+    # The whole grid whatever the frontier's size: its arcs (on the device) may be millions for
+    # one vertex (a grid sized by vertices gave the first BFS level from R-MAT-26's top vertex
+    # one block: 3.3 ms); blocks with nothing to do exit at once.
     _kernel(f"ooc_graph_advance_balanced<{wt}>")(
-        (blocks,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), frontier, offsets, np.int64(nf),
+        (_BALANCED_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), frontier, offsets, np.int64(nf),
                                  state.view(cp.uint64), changed))
+
+
+# csr_parents: arcs of a row one thread looks at before the row goes to the arc-balanced kernel.
+PARENT_FIRST_ARCS = 32
+
+
+def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
+    """Shortest-path parents of the vertices ``[lo, hi)`` from the in-arc CSR ``(indptr,
+    indices, weights)`` (rows ascending by source): ``parent[v]`` becomes the smallest u with a
+    strictly tight arc u→v (u ≠ v, ``dist[u] < dist[v]``, ``dist[u] + w == dist[v]``; ``w`` the
+    arc's weight, or ``plus``), left as it is where there is none. The same parents as
+    ``tight_parent``'s strict pass over every arc, found by one thread a vertex that stops at its
+    first tight arc; rows longer than ``PARENT_FIRST_ARCS`` with no tight arc among their first
+    ones are finished arc-balanced (one look from the host: how many such rows)."""
+    if hi <= lo:
+        return
+    w, use_w, wt = _weights(weights, plus)
+    first = np.int64(PARENT_FIRST_ARCS)
+    # a heavy row holds more than `first` arcs: at most arcs / first of them in [lo, hi)
+    ends = indptr[lo:hi + 1:hi - lo].get()  # indptr[lo], indptr[hi]
+    arcs = int(ends[-1] - ends[0])
+    heavy = cp.empty(max(1, min(hi - lo, arcs // PARENT_FIRST_ARCS + 1)), dtype=np.int64)
+    count = cp.zeros(1, dtype=np.uint64)
+    _launch(f"ooc_graph_csr_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist, parent,
+                                                     np.int64(lo), np.int64(hi), first, heavy, count))
+    nh = int(count.get()[0])
+    if not nh:
+        return
+    heavy = heavy[:nh]
+    offsets = cp.zeros(nh + 1, dtype=np.int64)
+    cp.cumsum(indptr[heavy + 1] - indptr[heavy] - first, out=offsets[1:])
+    _kernel(f"ooc_graph_csr_parent_heavy<{wt}>")(
+        (_BALANCED_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), dist, parent, heavy, offsets,
+                                           np.int64(nh), first))
 
 
 def bottom_up(indptr, indices, state, level: float, next_level: float, changed, lo: int, hi: int) -> None:
