@@ -12,11 +12,13 @@ Both modules expose the same functions with the same signatures:
   over an in-CSR (direction optimisation)
 - ``scatter_min(state, ids, values, changed)``: merge (id, value) pairs by minimum (distributed runs)
 - ``pagerank_step(y, x, p, inv, alpha, lost, contrib)``: one fused PageRank update of a vertex range
+- ``flatnonzero(flags)``: the ids of the set uint8 flags, ascending (a traversal's next frontier)
 
 The GPU module (``gpu``, with ``gpu_module``, ``gpu_transfer`` and ``gpu_traversal`` behind it)
 adds transfers (``to_device``, ``to_host`` at bus speed through a pinned ring) and
 ``advance_levels`` (many small levels on the device between looks from the host; vertices
-beyond a bound, near-far's far pile, are left to the host).
+beyond a bound, near-far's far pile, are left to the host) and ``csr_parents`` (shortest-path
+parents from an in-CSR on the device, each vertex stopping at its first tight in-arc).
 
 The generators' edges (R-MAT, uniform) and weights come from a counter-based hash with one
 signature in three modules: ``cpu_generate`` (NumPy, the reference), ``cpu_ingest`` (numba,

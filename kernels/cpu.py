@@ -271,6 +271,11 @@ def bottom_up(indptr, indices, state, level: float, next_level: float, changed, 
     changed[todo[hit]] = 1
 
 
+def flatnonzero(flags: np.ndarray) -> np.ndarray:
+    """The ids of the set flags, ascending (``numpy.flatnonzero``)."""
+    return np.flatnonzero(flags)
+
+
 def scatter_min(state, ids, values, changed) -> None:
     """``state[ids] = min(state[ids], values)`` (repeated ids allowed); ``changed[ids] = 1``:
     merging the vertices other workers changed (distributed runs)."""

@@ -191,3 +191,57 @@ __global__ void ooc_graph_csr_parent_heavy(const long long* __restrict__ indptr,
         if (u != v && du < dv && du + (use_w ? (double)w[j] : plus) == dv) atomicMin(&parent[v], (long long)u);
     }
 }
+
+// Ordered compaction of byte flags (flatnonzero): each block takes OOC_FLAG_TILE flags, each of
+// its 256 threads eight of them (one 8-byte load where the eight are inside the array).
+// ooc_graph_flag_count writes each block's count; after an exclusive scan of those counts,
+// ooc_graph_flag_ids writes the ids of the set flags, ascending, from its block's offset.
+#define OOC_FLAG_TILE 2048
+__device__ __forceinline__ int ooc_flags8(const unsigned char* __restrict__ flags, const long long n,
+                                          const long long at, unsigned char* out) {
+    int c = 0;
+    if (at + 8 <= n) {
+        const unsigned long long word = *reinterpret_cast<const unsigned long long*>(flags + at);
+        for (int j = 0; j < 8; ++j) { out[j] = (word >> (8 * j)) & 0xff; c += out[j] != 0; }
+    } else {
+        for (int j = 0; j < 8; ++j) { out[j] = at + j < n ? flags[at + j] : 0; c += out[j] != 0; }
+    }
+    return c;
+}
+
+__global__ void ooc_graph_flag_count(const unsigned char* __restrict__ flags, const long long n,
+                                     long long* __restrict__ counts) {
+    __shared__ int warp_sums[8];
+    unsigned char f[8];
+    const long long at = (long long)blockIdx.x * OOC_FLAG_TILE + 8LL * threadIdx.x;
+    int c = at < n ? ooc_flags8(flags, n, at, f) : 0;
+    for (int d = 16; d > 0; d >>= 1) c += __shfl_down_sync(0xffffffffu, c, d);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long total = 0;
+        for (int w = 0; w < 8; ++w) total += warp_sums[w];
+        counts[blockIdx.x] = total;
+    }
+}
+
+__global__ void ooc_graph_flag_ids(const unsigned char* __restrict__ flags, const long long n,
+                                   const long long* __restrict__ offsets, long long* __restrict__ ids) {
+    __shared__ int warp_sums[8];
+    unsigned char f[8];
+    const long long at = (long long)blockIdx.x * OOC_FLAG_TILE + 8LL * threadIdx.x;
+    const int c = at < n ? ooc_flags8(flags, n, at, f) : 0;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int scan = c;  // inclusive scan within the warp
+    for (int d = 1; d < 32; d <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, scan, d);
+        if (lane >= d) scan += y;
+    }
+    if (lane == 31) warp_sums[warp] = scan;
+    __syncthreads();
+    int before = 0;
+    for (int w = 0; w < warp; ++w) before += warp_sums[w];
+    if (!c) return;
+    long long k = offsets[blockIdx.x] + before + scan - c;
+    for (int j = 0; j < 8; ++j) if (f[j]) ids[k++] = at + j;
+}

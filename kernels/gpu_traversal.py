@@ -39,6 +39,28 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
                                  state.view(cp.uint64), changed))
 
 
+_FLAG_TILE = 2048  # OOC_FLAG_TILE of gpu_traversal.cu
+
+
+def flatnonzero(flags):
+    """``cupy.flatnonzero`` of a uint8 array, ascending: a count per tile of 2,048 flags, a scan
+    of the counts, and the ids written from each tile's offset (one look from the host: the
+    total). CuPy's took 0.6-1.1 ms for the 67M flags of an R-MAT-26 BFS level on an H200."""
+    if flags.dtype != np.uint8 or not flags.flags.c_contiguous or flags.ndim != 1 or flags.data.ptr % 8:
+        return cp.flatnonzero(flags)
+    n = int(flags.size)
+    tiles = (n + _FLAG_TILE - 1) // _FLAG_TILE
+    if not tiles:
+        return cp.empty(0, dtype=np.int64)
+    counts = cp.zeros(tiles + 1, dtype=np.int64)
+    _kernel("ooc_graph_flag_count")((tiles,), (_THREADS,), (flags, np.int64(n), counts[1:]))
+    offsets = cp.cumsum(counts)
+    ids = cp.empty(int(offsets[-1].get()), dtype=np.int64)
+    if ids.size:
+        _kernel("ooc_graph_flag_ids")((tiles,), (_THREADS,), (flags, np.int64(n), offsets, ids))
+    return ids
+
+
 # csr_parents: arcs of a row one thread looks at before the row goes to the arc-balanced kernel.
 PARENT_FIRST_ARCS = 32
 
@@ -126,5 +148,5 @@ def advance_levels(indptr, indices, weights, frontier, state, plus, changed, lev
     if stop == 1:
         return ran, arcs, cp.empty(0, dtype=np.int64)
     if stop == 2:
-        return ran, arcs, cp.flatnonzero(changed)
+        return ran, arcs, flatnonzero(changed)
     return ran, arcs, q[c][:(size0, size1)[c]].copy()

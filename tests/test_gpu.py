@@ -225,6 +225,18 @@ def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, see
     G.close()
 
 
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 2047, 2048, 2049, 1_000_003])
+def test_flatnonzero_of_flags_is_cupys(n):
+    import cupy as cp
+    from ooc_graph.kernels import gpu
+    rng = np.random.default_rng(n)
+    for density in (0.0, 0.001, 0.5, 1.0):
+        flags = cp.asarray((rng.random(n) < density).astype(np.uint8) * rng.integers(1, 256, n).astype(np.uint8))
+        np.testing.assert_array_equal(gpu.flatnonzero(flags).get(), np.flatnonzero(flags.get()))
+        if n > 9:  # a view that does not start on 8 bytes
+            np.testing.assert_array_equal(gpu.flatnonzero(flags[3:]).get(), np.flatnonzero(flags.get()[3:]))
+
+
 @pytest.mark.parametrize("first", [1, 32])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("seed", range(3))
@@ -232,8 +244,10 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
     """BFS and SSSP parents found from the in-CSR (one thread a vertex, long rows arc-balanced)
     are the CPU's bit for bit: hubs whose only tight in-arc comes last in a row of thousands
     (the source has the largest id), duplicates, self-loops; also with the pass over every arc."""
-    from ooc_graph.kernels import gpu_traversal
+    from ooc_graph.kernels import gpu, gpu_traversal
     monkeypatch.setattr(gpu_traversal, "PARENT_FIRST_ARCS", first)
+    calls = []
+    monkeypatch.setattr(gpu, "csr_parents", lambda *a: calls.append(a[-2:]) or gpu_traversal.csr_parents(*a))
     rng = np.random.default_rng(900 + seed)
     n = int(rng.integers(2000, 6000))
     s = n - 1
@@ -246,8 +260,10 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
                           directed=seed != 2)
     for source in (s, 0):
         for algo in ("bfs", "sssp"):
+            calls.clear()
             cpu, gpu_result = _pair(G, algo, source=source)
             _same(cpu, gpu_result, algo)
+            assert calls == [(0, G.num_vertices)]  # the parents came from the in-CSR
     monkeypatch.setattr(traversal, "CSR_PARENTS", False)
     _same(cpu, ooc_graph.sssp(G, 0, device="gpu"), "sssp")
     G.close()

@@ -197,7 +197,7 @@ class NcclComm(Comm):
 
     def merge_min(self, state, changed) -> int:
         stream = self._stream(wait=True).ptr
-        ids = cp.flatnonzero(changed)
+        ids = gpu.flatnonzero(changed)
         self._count[0] = ids.size
         self.nccl.allGather(self._ptr(self._count), self._ptr(self._counts), 1, nccl.NCCL_INT64, stream)
         self._wait()
