@@ -168,7 +168,8 @@ __global__ void ooc_graph_csr_parent(const long long* __restrict__ indptr, const
 
 // The rest of the heavy rows (each past its first `first` arcs): thread i takes the i-th of those
 // arcs, found by a binary search of offsets (exclusive prefix sums, the total last), and keeps
-// the smallest tight source with atomicMin. A fixed grid strides over the arcs.
+// the smallest tight source with atomicMin, skipping arcs from larger sources than one already
+// found. A fixed grid strides over the arcs.
 template <typename W>
 __global__ void ooc_graph_csr_parent_heavy(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                            const W* __restrict__ w, const int use_w, const double plus,
@@ -187,6 +188,10 @@ __global__ void ooc_graph_csr_parent_heavy(const long long* __restrict__ indptr,
         const long long v = heavy[lo];
         const long long j = indptr[v] + first + (i - offsets[lo]);
         const int u = indices[j];
+        // A row's arcs go out roughly in order: once a smaller tight source is in (parent only
+        // drops; a stale read only means more work), this arc's dist[u], a random read, is not
+        // needed.
+        if ((long long)u >= *(volatile long long*)&parent[v]) continue;
         const double du = dist[u], dv = dist[v];
         if (u != v && du < dv && du + (use_w ? (double)w[j] : plus) == dv) atomicMin(&parent[v], (long long)u);
     }
