@@ -116,7 +116,7 @@ def install_events() -> bool:
         return g
 
     for name in ("pull_sum", "pagerank_step", "merge_level", "bottom_up", "advance_min", "advance_levels",
-                 "tight_parent"):
+                 "tight_parent", "csr_parents", "flatnonzero"):
         setattr(gpu, name, kernel(getattr(gpu, name), name))
     side = nccl.NcclComm._queue_on_side
 
