@@ -1,3 +1,4 @@
+import contextlib
 import os
 from pathlib import Path
 
@@ -102,3 +103,17 @@ def nx_graph(src, dst, w, *, directed, n=None, dedupe=True, nodes=None):
 
 def edge_array(src, dst, w=None):
     return (src, dst) if w is None else (src, dst, w)
+
+
+@contextlib.contextmanager
+def dask_client(workers: int, threads: int):
+    """A client of a dask ``LocalCluster`` of ``workers`` CPU processes, closed afterwards."""
+    import distributed
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                                       memory_limit=0, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

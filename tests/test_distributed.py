@@ -19,7 +19,7 @@ from ooc_graph.engine import stream, traversal
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
-from conftest import edge_array, hub_edges, random_edges
+from conftest import dask_client, edge_array, hub_edges, random_edges
 from test_ldbc import CASES as LDBC_CASES
 from test_ldbc import read_expected
 
@@ -31,12 +31,8 @@ ALGORITHMS = [("pagerank", {"tol": 1e-12, "max_iter": 10_000}), ("bfs", {"source
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=3, threads_per_worker=2, processes=True, memory_limit=0,
-                                       dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    with dask_client(3, 2) as c:
+        yield c
 
 
 def same(local, dist, algo):

@@ -12,7 +12,7 @@ import pytest
 import ooc_graph
 from ooc_graph.runtime import launch, mesh
 
-from conftest import random_edges
+from conftest import dask_client, random_edges
 
 
 def test_a_started_rank_runs_once_and_its_task_returns_its_outcome():
@@ -100,12 +100,8 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
-                                       dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    with dask_client(2, 1) as c:  # one task slot a worker
+        yield c
 
 
 @pytest.mark.timeout(300)
