@@ -285,7 +285,8 @@ def main():
         print("direct starts A/B, warm ms:", json.dumps({k: v["median_ms"] for k, v in record["ab"].items()}))
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        name = f"distributed-timeline-{a.algorithm}-{Path(a.store).stem}-{a.cpu or a.gpus}{'cpu' if a.cpu else 'gpu'}.json"
+        kind = f"{a.cpu}cpu" if a.cpu else f"{a.gpus}gpu"
+        name = f"distributed-timeline-{a.algorithm}-{Path(a.store).stem}-{kind}.json"
         (Path(a.out) / name).write_text(json.dumps(record))
     runtime.shutdown()
 

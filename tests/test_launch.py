@@ -95,11 +95,9 @@ def test_a_hub_takes_starts_only_with_its_token():
     assert got[-1] == (hub, 0, "pushed")
 
 
-distributed = pytest.importorskip("distributed")
-
-
 @pytest.fixture(scope="module")
 def client():
+    pytest.importorskip("distributed")  # only the job test needs it
     with dask_client(2, 1) as c:  # one task slot a worker
         yield c
 

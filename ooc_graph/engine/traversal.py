@@ -447,8 +447,8 @@ class Traversals:
     def _parents_csr(self, plus):
         """The in-arc CSR on the device for :meth:`tight_parents`' strict pass, where the backend
         finds parents from it (``csr_parents``) and every increment is positive; else None.
-        Measured on an H200 (R-MAT-26, BFS from its top vertex): the pass over every arc took
-        19.4 ms on one GPU."""
+        Measured on an H200 (R-MAT-26, BFS from its top vertex): 15.3 ms on the device, against
+        19.4 for the pass over every arc."""
         g, k = self.graph, self.backend.kernels
         if not CSR_PARENTS or not hasattr(k, "csr_parents"):
             return None

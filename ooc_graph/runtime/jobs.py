@@ -87,7 +87,7 @@ def hubs(client, workers: list) -> tuple:
     missing = [w for w in workers if (scheduler, w) not in _HUBS]
     if missing:
         for w, got in client.run(_worker.hub_address, workers=missing).items():
-            _HUBS[(scheduler, w)] = (tuple(got[:2]), got[2] if len(got) > 2 else None)
+            _HUBS[(scheduler, w)] = (tuple(got[:2]), got[2])
     known = [_HUBS[(scheduler, w)] for w in workers]
     return [a for a, _ in known], [t for _, t in known]
 
