@@ -67,6 +67,20 @@ def test_a_forgotten_job_keeps_nothing_and_never_starts_again():
     assert not ranks.pushed("job-4", lambda: None)
 
 
+def test_a_cancel_outlives_the_client_forgetting_the_job(monkeypatch):
+    """The client forgets a job as soon as it raises JobCancelled: ranks that have not looked at
+    the cancel yet must still see it (they ran on to the end before), and old cancels are let go."""
+    from ooc_graph.runtime import worker
+    monkeypatch.setattr(worker, "_CANCELLED", {})
+    monkeypatch.setattr(worker, "KEEP_JOBS", 3)
+    worker.cancel_job("job-x")
+    worker.forget_job("job-x")
+    assert worker.cancelled("job-x") and not worker.cancelled("job-y")
+    for i in range(3):
+        worker.cancel_job(f"job-{i}")
+    assert not worker.cancelled("job-x") and worker.cancelled("job-2")
+
+
 def _send_start(address, token: str, rank: int, payload: bytes):
     tag = (mesh.START_TAG + token).encode()
     with socket.create_connection(address, timeout=5) as sock:

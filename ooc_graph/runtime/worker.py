@@ -41,7 +41,9 @@ KEEP_JOBS = 256
 
 _GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
-_CANCELLED: set = set()  # job ids the client cancelled
+# Job ids the client cancelled, the latest KEEP_JOBS: kept after the client forgets the job (it
+# does so as soon as it raises JobCancelled), so ranks that have not yet looked still stop.
+_CANCELLED: dict = {}
 _PLANS = weakref.WeakKeyDictionary()  # an open Graph -> {ranks: its partitions}
 _RANKS = _launch.Ranks()  # this worker's ranks, started by the client directly or by their tasks
 _LOCK = threading.Lock()
@@ -164,7 +166,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     t0, started = time.perf_counter(), time.time()
     size = len(addresses)
     m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
-                   abort=lambda: spec.job_id in _CANCELLED)
+                   abort=lambda: cancelled(spec.job_id))
     comm = graph = state = None
     timing = {"mesh": time.perf_counter() - t0}
     try:
@@ -191,7 +193,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
             empty, find, new = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
                                                    lock_pages=spec.device == "gpu")
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
-                              on_report=_reporter(spec, rank), should_stop=lambda: spec.job_id in _CANCELLED,
+                              on_report=_reporter(spec, rank), should_stop=lambda: cancelled(spec.job_id),
                               host_empty=empty)
         kwargs = dict(spec.kwargs, device=spec.device)
         with placed(placement):
@@ -287,13 +289,21 @@ def job_progress(job_id: str) -> dict | None:
 def cancel_job(job_id: str) -> None:
     """Ask ``job_id``'s ranks on this worker to stop at their next convergence report."""
     with _LOCK:
-        _CANCELLED.add(job_id)
+        _CANCELLED[job_id] = True
+        while len(_CANCELLED) > KEEP_JOBS:
+            _CANCELLED.pop(next(iter(_CANCELLED)))
+
+
+def cancelled(job_id: str) -> bool:
+    """Whether the client cancelled ``job_id`` (polled by its ranks at every report)."""
+    return job_id in _CANCELLED
 
 
 def forget_job(job_id: str) -> None:
+    """The client gave ``job_id`` up: drop its progress record and what its ranks return. A
+    cancel stays in force (a rank that has not looked yet still stops)."""
     with _LOCK:
         _PROGRESS.pop(job_id, None)
-        _CANCELLED.discard(job_id)
     _RANKS.forget(job_id)
     for h in list(_mesh._HUBS.values()):
         h.forget(job_id)
