@@ -135,8 +135,9 @@ def pagerank_step(y, x, p, uniform, inv, alpha, lost, contrib):
 
 
 @njit(**_OPTS)
-def advance_min(indptr, indices, weights, weighted, plus, frontier, state, changed):
-    """Frontier advance over an out-CSR (see :func:`.cpu.advance_min`)."""
+def advance_min(indptr, indices, weights, weighted, plus, frontier, state, changed, parent, track):
+    """Frontier advance over an out-CSR (see :func:`.cpu.advance_min`); with ``track``, the
+    smallest u of the arcs that reach v's new level becomes v's parent."""
     for i in range(frontier.size):
         u = frontier[i]
         for j in range(indptr[u], indptr[u + 1]):
@@ -145,6 +146,8 @@ def advance_min(indptr, indices, weights, weighted, plus, frontier, state, chang
             if cand < state[v]:
                 state[v] = cand
                 changed[v] = 1
+            if track and cand == state[v] and u < parent[v]:
+                parent[v] = u
 
 
 @njit(**_OPTS)

@@ -1,5 +1,17 @@
 // ooc_graph traversal kernels over device CSRs (compiled with gpu_kernels.cu, whose conventions
 // they share: float64 states compared as IEEE-754 bit patterns, OOC_INF for "not reached").
+//
+// Parents on the way (`track`): in a level-synchronous traversal with a constant increment every
+// frontier vertex sits at one level L, the states below L+1 are final and nothing else reaches
+// L+1 this level, so an arc u->v whose candidate is not above v's state is tight and v is at L+1
+// after the level: atomicMin(parent[v], u) over those arcs leaves parent[v] the smallest such u,
+// the tree ooc_graph_csr_parent would build after the traversal. Only the engine knows when the
+// traversal is level-synchronous; it passes track = 0 otherwise.
+__device__ __forceinline__ void ooc_track_parent(const int track, long long* parent, const int v,
+                                                 const long long u, const unsigned long long cand,
+                                                 const unsigned long long now) {
+    if (track && cand <= now) atomicMin(&parent[v], u);
+}
 
 // Frontier advance over a CSR, one warp per frontier vertex u: for each arc u->v,
 // state[v] = min(state[v], state[u] + w); changed[v] = 1 where it dropped.
@@ -7,7 +19,8 @@ template <typename W>
 __global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                       const W* __restrict__ w, const int use_w, const double plus,
                                       const long long* __restrict__ frontier, const long long nf,
-                                      unsigned long long* state, unsigned char* __restrict__ changed) {
+                                      unsigned long long* state, unsigned char* __restrict__ changed,
+                                      const int track, long long* parent) {
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (warp >= nf) return;
@@ -19,7 +32,9 @@ __global__ void ooc_graph_advance_min(const long long* __restrict__ indptr, cons
         const double cand = su + (use_w ? (double)w[j] : plus);
         const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
         const int v = indices[j];
-        if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+        const unsigned long long now = state[v];
+        ooc_track_parent(track, parent, v, u, c, now);
+        if (c < now && c < atomicMin(&state[v], c)) changed[v] = 1;
     }
 }
 
@@ -39,7 +54,7 @@ __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, co
                                         const long long* __restrict__ cur, long long* __restrict__ next,
                                         unsigned long long* sizes, const int c, const long long cap,
                                         unsigned long long* state, unsigned char* __restrict__ changed,
-                                        unsigned long long* ctl) {
+                                        unsigned long long* ctl, const int track, long long* parent) {
     if (ctl[0]) return;
     const long long nf = (long long)sizes[c];
     const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -56,7 +71,9 @@ __global__ void ooc_graph_advance_queue(const long long* __restrict__ indptr, co
             const double cand = su + (use_w ? (double)w[j] : plus);
             const unsigned long long cv = (unsigned long long)__double_as_longlong(cand);
             const int v = indices[j];
-            if (cv < state[v] && cv < atomicMin(&state[v], cv)) {
+            const unsigned long long now = state[v];
+            ooc_track_parent(track, parent, v, u, cv, now);
+            if (cv < now && cv < atomicMin(&state[v], cv)) {
                 changed[v] = 1;
                 if (cand > bound) continue;  // far: left marked for the host, not queued
                 const unsigned long long at = atomicAdd(&sizes[1 - c], 1ULL);
@@ -94,7 +111,8 @@ __global__ void ooc_graph_advance_balanced(const long long* __restrict__ indptr,
                                            const W* __restrict__ w, const int use_w, const double plus,
                                            const long long* __restrict__ frontier,
                                            const long long* __restrict__ offsets, const long long nf,
-                                           unsigned long long* state, unsigned char* __restrict__ changed) {
+                                           unsigned long long* state, unsigned char* __restrict__ changed,
+                                           const int track, long long* parent) {
     const long long total = offsets[nf];
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
@@ -110,7 +128,9 @@ __global__ void ooc_graph_advance_balanced(const long long* __restrict__ indptr,
         const double cand = su + (use_w ? (double)w[j] : plus);
         const unsigned long long c = (unsigned long long)__double_as_longlong(cand);
         const int v = indices[j];
-        if (c < state[v] && c < atomicMin(&state[v], c)) changed[v] = 1;
+        const unsigned long long now = state[v];
+        ooc_track_parent(track, parent, v, u, c, now);
+        if (c < now && c < atomicMin(&state[v], c)) changed[v] = 1;
     }
 }
 
@@ -118,11 +138,13 @@ __global__ void ooc_graph_advance_balanced(const long long* __restrict__ indptr,
 // reached looks through its in-arcs for a vertex of the frontier -- exactly the vertices whose
 // state is `level` in a level-synchronous traversal with a constant increment -- and takes
 // `next` at the first one found. Writes never make a state equal `level`, so the reads need no
-// order among threads.
+// order among threads. With `track`, v's parent is that first one: the smallest, rows being
+// ascending by source.
 __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                     const long long lo, const long long hi, const double level,
                                     const double next, unsigned long long* state,
-                                    unsigned char* __restrict__ changed) {
+                                    unsigned char* __restrict__ changed, const int track,
+                                    long long* __restrict__ parent) {
     const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= hi) return;
     if (state[v] != (unsigned long long)__double_as_longlong(OOC_INF)) return;
@@ -132,6 +154,7 @@ __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const 
         if (state[indices[j]] == want) {
             state[v] = (unsigned long long)__double_as_longlong(next);
             changed[v] = 1;
+            if (track) parent[v] = indices[j];
             return;
         }
     }
@@ -139,7 +162,8 @@ __global__ void ooc_graph_bottom_up(const long long* __restrict__ indptr, const 
 
 // Shortest-path parents from the in-arc CSR, whose rows are ascending by source: parent[v] = the
 // smallest u with a strictly tight arc u->v (u != v, dist[u] < dist[v], dist[u] + w == dist[v]),
-// as ooc_graph_tight_parent's strict pass over every arc gives it. One thread a vertex of
+// as ooc_graph_tight_parent's strict pass over every arc gives it, for the vertices whose parent
+// is still `unset` (the others' were found during the traversal). One thread a vertex of
 // [lo, hi) looks at the first `first` arcs of its row and stops at the first tight one; a vertex
 // with a longer row and none tight among them is queued in heavy[] for
 // ooc_graph_csr_parent_heavy, which spreads those rows' arcs over the whole GPU.
@@ -148,11 +172,12 @@ __global__ void ooc_graph_csr_parent(const long long* __restrict__ indptr, const
                                      const W* __restrict__ w, const int use_w, const double plus,
                                      const double* __restrict__ dist, long long* __restrict__ parent,
                                      const long long lo, const long long hi, const long long first,
-                                     long long* __restrict__ heavy, unsigned long long* heavy_count) {
+                                     long long* __restrict__ heavy, unsigned long long* heavy_count,
+                                     const long long unset) {
     const long long v = lo + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= hi) return;
     const double dv = dist[v];
-    if (dv == OOC_INF) return;
+    if (dv == OOC_INF || parent[v] != unset) return;
     const long long start = indptr[v], end = indptr[v + 1];
     const long long stop = end - start > first ? start + first : end;
     for (long long j = start; j < stop; ++j) {

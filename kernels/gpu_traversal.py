@@ -8,7 +8,16 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from .gpu_module import _THREADS, _kernel, _launch, _plus, _weights
+from .gpu_module import _THREADS, _dummy64, _kernel, _launch, _plus, _weights
+
+# advance_min, advance_levels and bottom_up take ``parent`` and build the shortest-path tree on
+# the way (see the engine's ``propagate_min``).
+LEVEL_PARENTS = True
+
+
+def _tracking(parent):
+    """The kernel arguments for ``parent``: ``(track, array)`` (a dummy where None)."""
+    return np.int32(parent is not None), parent if parent is not None else _dummy64().view(cp.int64)
 
 # advance_min spreads a frontier's arcs evenly over the GPU (a binary search per arc) instead of
 # giving each vertex one warp, which left one warp to relax all of a hub's arcs: the first BFS
@@ -17,17 +26,19 @@ BALANCED = True
 _BALANCED_BLOCKS = 4096
 
 
-def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> None:
+def advance_min(indptr, indices, weights, frontier, state, plus, changed, parent=None) -> None:
     """Frontier advance over a device CSR (weights float64 or None): ``state[v] = min(state[v],
     state[u] + w)`` over the out-arcs of the ``frontier`` vertices; ``changed[v] = 1`` where it
-    dropped."""
+    dropped. ``parent`` (int64, only for a level of a level-synchronous traversal with a constant
+    increment): ``parent[v] = min(parent[v], u)`` over the arcs u→v that reach v's new level."""
     nf = int(frontier.size)
     if not nf:
         return
     w, use_w, wt = _weights(weights, plus)
+    track = _tracking(parent)
     if not BALANCED:
         _launch(f"ooc_graph_advance_min<{wt}>", 32 * nf, (indptr, indices, w, use_w, _plus(plus), frontier,
-                                                         np.int64(nf), state.view(cp.uint64), changed))
+                                                         np.int64(nf), state.view(cp.uint64), changed, *track))
         return
     offsets = cp.zeros(nf + 1, dtype=np.int64)
     cp.cumsum(indptr[frontier + 1] - indptr[frontier], out=offsets[1:])
@@ -36,7 +47,7 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed) -> Non
     # one block: 3.3 ms); blocks with nothing to do exit at once.
     _kernel(f"ooc_graph_advance_balanced<{wt}>")(
         (_BALANCED_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), frontier, offsets, np.int64(nf),
-                                 state.view(cp.uint64), changed))
+                                 state.view(cp.uint64), changed, *track))
 
 
 _FLAG_TILE = 2048  # OOC_FLAG_TILE of gpu_traversal.cu
@@ -66,10 +77,11 @@ PARENT_FIRST_ARCS = 32
 
 
 def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
-    """Shortest-path parents of the vertices ``[lo, hi)`` from the in-arc CSR ``(indptr,
-    indices, weights)`` (rows ascending by source): ``parent[v]`` becomes the smallest u with a
-    strictly tight arc u→v (u ≠ v, ``dist[u] < dist[v]``, ``dist[u] + w == dist[v]``; ``w`` the
-    arc's weight, or ``plus``), left as it is where there is none. The same parents as
+    """Shortest-path parents of the vertices ``[lo, hi)`` whose parent is still unset (the
+    number of vertices, ``parent.size``) from the in-arc CSR ``(indptr, indices, weights)`` (rows
+    ascending by source): ``parent[v]`` becomes the smallest u with a strictly tight arc u→v
+    (u ≠ v, ``dist[u] < dist[v]``, ``dist[u] + w == dist[v]``; ``w`` the arc's weight, or
+    ``plus``), left as it is where there is none. The same parents as
     ``tight_parent``'s strict pass over every arc, found by one thread a vertex that stops at its
     first tight arc; rows longer than ``PARENT_FIRST_ARCS`` with no tight arc among their first
     ones are finished arc-balanced (one look from the host: how many such rows)."""
@@ -83,7 +95,8 @@ def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) 
     heavy = cp.empty(max(1, min(hi - lo, arcs // PARENT_FIRST_ARCS + 1)), dtype=np.int64)
     count = cp.zeros(1, dtype=np.uint64)
     _launch(f"ooc_graph_csr_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist, parent,
-                                                     np.int64(lo), np.int64(hi), first, heavy, count))
+                                                     np.int64(lo), np.int64(hi), first, heavy, count,
+                                                     np.int64(parent.size)))
     nh = int(count.get()[0])
     if not nh:
         return
@@ -95,13 +108,17 @@ def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) 
                                            np.int64(nh), first))
 
 
-def bottom_up(indptr, indices, state, level: float, next_level: float, changed, lo: int, hi: int) -> None:
+def bottom_up(indptr, indices, state, level: float, next_level: float, changed, lo: int, hi: int,
+              parent=None) -> None:
     """One bottom-up level over the in-CSR ``(indptr, indices)``: every vertex in ``[lo, hi)`` with
     an infinite state and an in-neighbour whose state is ``level`` takes ``next_level`` and is
-    marked in ``changed``. Exact only while the traversal is level-synchronous with a constant
-    increment (the frontier is then exactly the vertices at ``level``)."""
+    marked in ``changed``, and with ``parent`` (int64) takes the first such in-neighbour (the
+    smallest: rows are ascending by source) as its parent. Exact only while the traversal is
+    level-synchronous with a constant increment (the frontier is then exactly the vertices at
+    ``level``)."""
     _launch("ooc_graph_bottom_up", hi - lo, (indptr, indices, np.int64(lo), np.int64(hi), np.float64(level),
-                                             np.float64(next_level), state.view(cp.uint64), changed))
+                                             np.float64(next_level), state.view(cp.uint64), changed,
+                                             *_tracking(parent)))
 
 
 # Frontier queues for advance_levels: vertices a level may hand on without the host, the grid
@@ -118,14 +135,14 @@ def _queues():
 
 
 def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC,
-                   max_arcs: int = 1 << 62, bound: float = np.inf):
+                   max_arcs: int = 1 << 62, bound: float = np.inf, parent=None):
     """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
     state in ``state``, ``changed`` all zero) queued back to back, then one look from the host;
     they stop early at a frontier with more than ``max_arcs`` out-arcs. A vertex whose state drops
     to more than ``bound`` (near-far's far pile) is marked in ``changed`` and not queued. Returns
     ``(levels run, arcs relaxed, the next frontier)``; ``changed`` marks only those far vertices
     unless the frontier outgrew the queue or ``max_arcs`` (then it marks that frontier too, and
-    all it marks is returned)."""
+    all it marks is returned). ``parent``: as for :func:`advance_min`, each level."""
     q = _queues()
     cur, nxt, sizes, ctl = q
     nf = int(frontier.size)
@@ -136,11 +153,13 @@ def advance_levels(indptr, indices, weights, frontier, state, plus, changed, lev
     advance = _kernel(f"ooc_graph_advance_queue<{wt}>")
     turn = _kernel("ooc_graph_queue_turn")
     st = state.view(cp.uint64)
+    track = _tracking(parent)
     c = 0
     for _ in range(levels):
         a, b = q[c], q[1 - c]
         advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), np.float64(bound), a, b,
-                                                sizes, np.int32(c), np.int64(QUEUE_CAPACITY), st, changed, ctl))
+                                                sizes, np.int32(c), np.int64(QUEUE_CAPACITY), st, changed, ctl,
+                                                *track))
         turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), np.uint64(max_arcs), changed,
                                   ctl))
         c = 1 - c

@@ -168,8 +168,8 @@ def test_bottom_up_levels_across_workers(client, tmp_path, size):
         local = getattr(ooc_graph, algo)(G, 0, device="cpu")
         dist = ooc_graph.submit(client, algo, G, workers=size, source=0).result(timeout=120)
         same(local, dist, algo)
-        if algo == "bfs":
-            assert dist.stats["bottom_up"] >= size  # every rank took the bottom-up levels
+        if algo == "bfs":  # every rank took the bottom-up levels, and found their parents on the way
+            assert dist.stats["bottom_up"] >= size and dist.stats["tree_levels"] >= dist.stats["bottom_up"]
 
 
 @pytest.mark.parametrize("seed", range(6))

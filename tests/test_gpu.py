@@ -220,6 +220,8 @@ def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, see
             _same(cpu, gpu_result, algo)
             if algo == "bfs" and source == 0:
                 assert gpu_result.stats["bottom_up"] >= 1
+            if algo == "bfs":  # every level built its part of the tree
+                assert gpu_result.stats["tree_levels"] == gpu_result.iterations
     monkeypatch.setattr(traversal, "BOTTOM_UP", False)
     _same(cpu, ooc_graph.sssp(G, source, device="gpu"), "sssp")
     G.close()
@@ -246,6 +248,7 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
     (the source has the largest id), duplicates, self-loops; also with the pass over every arc."""
     from ooc_graph.kernels import gpu, gpu_traversal
     monkeypatch.setattr(gpu_traversal, "PARENT_FIRST_ARCS", first)
+    monkeypatch.setattr(traversal, "TREE_ON_THE_WAY", False)  # the tree after the traversal
     calls = []
     monkeypatch.setattr(gpu, "csr_parents", lambda *a: calls.append(a[-2:]) or gpu_traversal.csr_parents(*a))
     rng = np.random.default_rng(900 + seed)
@@ -266,6 +269,37 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
             assert calls == [(0, G.num_vertices)]  # the parents came from the in-CSR
     monkeypatch.setattr(traversal, "CSR_PARENTS", False)
     _same(cpu, ooc_graph.sssp(G, 0, device="gpu"), "sssp")
+    monkeypatch.setattr(traversal, "TREE_ON_THE_WAY", True)  # the tree on the way: the same, csr_parents idle
+    for source in (s, 0):
+        calls.clear()
+        cpu, gpu_result = _pair(G, "bfs", source=source)
+        _same(cpu, gpu_result, "bfs")
+        assert not calls and gpu_result.stats["tree_levels"] == gpu_result.iterations
+    G.close()
+
+
+def test_parents_from_the_in_csr_complete_a_partial_tree(tmp_path):
+    """csr_parents fills only the vertices whose parent is unset (the vertex count): parents
+    found during the traversal stay as they are, and the rest are those of a fresh tree."""
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu_traversal
+    rng = np.random.default_rng(5)
+    n = 3000
+    src, dst = rng.integers(0, n, 12 * n), rng.integers(0, n, 12 * n)
+    G = ooc_graph.convert((src, dst), tmp_path / "g.h5", num_vertices=n, progress=False)
+    depth = ooc_graph.bfs(G, 0, device="cpu").depth
+    dist = cp.asarray(np.where(depth == np.iinfo(np.int64).max, np.inf, depth.astype(np.float64)))
+    indptr, indices = (cp.asarray(a) for a in G.csr("in")[:2])
+    full = cp.full(n, n, dtype=np.int64)
+    full[0] = 0
+    gpu_traversal.csr_parents(indptr, indices, None, dist, 1.0, full, 0, n)
+    partial = cp.where(cp.asarray(rng.random(n) < 0.5), full, n)
+    partial[7] = n + 5  # set: left alone, whatever it holds
+    gpu_traversal.csr_parents(indptr, indices, None, dist, 1.0, partial, 0, n)
+    expect = full.get()
+    expect[7] = n + 5
+    np.testing.assert_array_equal(partial.get(), expect)
     G.close()
 
 

@@ -107,7 +107,7 @@ def _advance_levels(capacity):
     calls = []
 
     def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels=64, max_arcs=1 << 62,
-                       bound=np.inf):
+                       bound=np.inf, parent=None):
         calls.append(bound)
         assert not changed.any()
         cur, ran, arcs = [int(u) for u in frontier], 0, 0
@@ -121,8 +121,10 @@ def _advance_levels(capacity):
                 a, b = int(indptr[u]), int(indptr[u + 1])
                 arcs += b - a
                 for j in range(a, b):
-                    cand = su + (plus if weights is None else float(weights[j]))
+                    cand = su + (plus if plus is not None else float(weights[j]))
                     v = int(indices[j])
+                    if parent is not None and cand <= state[v]:  # the kernel's tree on the way
+                        parent[v] = min(parent[v], u)
                     if cand < state[v]:
                         state[v], changed[v] = cand, 1
                         if cand > bound:
@@ -167,6 +169,16 @@ def test_queued_levels_leave_the_far_pile_to_the_host(tmp_path, monkeypatch, see
         _same(r, ref, f"near-far {near_far}")
         if G.num_arcs > 10:
             assert calls and all(np.isfinite(calls)) == near_far and r.stats["advances"] >= len(calls)
+    # BFS: the queued levels build the tree on the way, the same as the loop without queues
+    monkeypatch.setattr(traversal, "QUEUED_LEVELS", False)
+    ref = ooc_graph.bfs(G, source, device="cpu")
+    monkeypatch.setattr(traversal, "QUEUED_LEVELS", True)
+    calls.clear()
+    r = ooc_graph.bfs(G, source, device="cpu")
+    for name, a in ref.arrays().items():
+        np.testing.assert_array_equal(r.arrays()[name], a, err_msg=f"bfs {name}")
+    if G.num_arcs > 10:
+        assert calls and r.stats["tree_levels"] == r.iterations
     G.close()
 
 

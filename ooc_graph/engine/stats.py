@@ -12,6 +12,7 @@ class Stats:
     passes: int = 0
     advances: int = 0
     bottom_up: int = 0  # bottom-up levels over the in-CSR (direction-optimised traversals)
+    tree_levels: int = 0  # levels that built the shortest-path tree on the way (BFS, SSSP, constant increments)
     traversals: int = 0  # whole traversals over a CSR in memory, in one compiled call (CPU)
     near_far_bounds: int = 0  # near-far traversals (arc weights): times the near pile's bound was raised
     local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)

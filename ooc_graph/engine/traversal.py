@@ -69,6 +69,9 @@ NEAR_FAR_WIDTH = 128
 # Shortest-path parents from the in-arc CSR where it is on the device (one thread a vertex,
 # stopping at its first tight in-arc) instead of a pass over every arc; False: always the pass.
 CSR_PARENTS = True
+# BFS and SSSP with a constant increment build their tree during the traversal's level-synchronous
+# levels (kernels with LEVEL_PARENTS) instead of after it; False: always after.
+TREE_ON_THE_WAY = True
 # Starting frontiers up to this size have their distinct vertices counted on the host.
 HOST_UNIQUE = 1 << 16
 
@@ -173,12 +176,26 @@ class Traversals:
         without buckets (``"auto"`` drops them at its first asynchronous pass, on every rank at
         once).
         """
+        return self._propagate(state, plus, frontier, execution)[0]
+
+    def _propagate(self, state, plus, frontier, execution: str, parent=None):
+        """:meth:`propagate_min`, and with ``parent`` (int64: the vertex count, but ``v`` for a
+        starting vertex v; a constant positive increment) the shortest-path tree of
+        :meth:`tight_parents` built on the way while the levels stay level-synchronous (the
+        kernels' ``LEVEL_PARENTS``): a bottom-up level gives each vertex it reaches its first
+        in-neighbour on the frontier, an advance the smallest frontier vertex reaching it (one
+        process only: a rank advances its share of the frontier, so the smallest may be
+        another's). ``(iterations, whether parent holds every reached vertex's parent)``; where
+        it does not, the parents it holds are right and :meth:`tight_parents` finds the rest."""
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
         whole = self._traverse(state, plus, frontier)
         if whole is not None:
-            return whole
+            return whole, False
+        if not getattr(k, "LEVEL_PARENTS", False):
+            parent = None
+        complete = parent is not None  # while every level so far recorded its parents
         degree = self.vertex_array("out_degree")
         frontier = np.asarray(frontier, dtype=np.int64)
         # how many distinct vertices start (the host sorts a small frontier: CuPy's unique took
@@ -214,6 +231,10 @@ class Traversals:
                     arcs * BOTTOM_UP_ALPHA > unvisited and arcs * BOTTOM_UP_BETA >= n
             advance = not bottom and arcs < ADVANCE_FRACTION * g.num_arcs and self._can_advance()
             kind = "bottom-up" if bottom else "advance" if advance else "pass"
+            # the tree on the way: levels that stay level-synchronous, and advances on one process
+            track = parent if level is not None and (bottom or (advance and self.comm.size == 1)) else None
+            complete = complete and track is not None
+            self.stats.tree_levels += track is not None
             if advance and self._queued_levels(frontier, execution, arcs):
                 # Small frontiers on one GPU: many levels back to back, one look from the host.
                 indptr, indices, w, _ = self.csr("out")
@@ -224,11 +245,12 @@ class Traversals:
                 # far pile instead of queued, so the device runs the near pile's levels only.
                 bound = np.inf if near is None else near.bound
                 ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued, cap,
-                                                       bound)
+                                                       bound, track)
                 queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
                 if near is not None:  # the near vertices still queued, the far ones marked
                     frontier = near.next(state, changed, frontier)
                 iterations += ran - 1
+                self.stats.tree_levels += (ran - 1) * (track is not None)
                 level = _after_levels(level, plus, ran)
                 self.stats.advances += ran
                 self.stats.arcs_processed += done
@@ -240,7 +262,7 @@ class Traversals:
                 self.stats.bottom_up += 1
                 indptr, indices, _, _ = self._in_csr()
                 lo, hi = self.owned
-                k.bottom_up(indptr, indices, state, level, level + plus, changed, lo, hi)
+                k.bottom_up(indptr, indices, state, level, level + plus, changed, lo, hi, track)
                 self._sync()
                 self.stats.record(kind, time.perf_counter() - ta, before, arcs=0, clock=self.clock)
             elif advance:
@@ -248,7 +270,7 @@ class Traversals:
                 mine = self.comm.split(frontier)
                 self.stats.arcs_processed += arcs if self.comm.size == 1 else int(degree[mine].sum())
                 indptr, indices, w, _ = self.csr("out")
-                k.advance_min(indptr, indices, w, mine, state, plus, changed)
+                k.advance_min(indptr, indices, w, mine, state, plus, changed, track)
                 self._sync()
                 self.stats.record(kind, time.perf_counter() - ta, before, arcs=arcs, clock=self.clock)
             else:
@@ -283,7 +305,7 @@ class Traversals:
             self.report(iterations, int(frontier.size))
             log.info("iteration %d: %s, next frontier %d vertices", iterations, kind, int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
-        return iterations
+        return iterations, complete
 
     def _whole_csr(self, plus):
         """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and
@@ -378,8 +400,14 @@ class Traversals:
                 parent = k.tree_parents(indptr, indices, w, state, plus, source, parent)
                 self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
                 return iterations, parent
-        iterations = self.propagate_min(state, plus=plus, frontier=[source], execution=execution)
-        return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False)
+        parent = None
+        if TREE_ON_THE_WAY and plus is not None and plus > 0:  # the tree built on the way, where the levels allow
+            parent = self.backend.xp.full(self.graph.num_vertices, self.graph.num_vertices, dtype=np.int64)
+            parent[source] = source
+        iterations, complete = self._propagate(state, plus, [source], execution, parent)
+        if complete:
+            return iterations, _roots_and_unreached(parent, self.graph.num_vertices, source)
+        return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
 
     def _bfs_tree(self, state, plus, source: int):
         """``shortest_paths`` for unit increments from a fresh state, in one compiled call
@@ -456,14 +484,15 @@ class Traversals:
             g.weighted and g.num_arcs > 0 and float(g.attrs["min_weight"]) > 0
         return self._in_csr() if positive else None
 
-    def tight_parents(self, dist, *, plus, root: int, gathered: bool = True):
+    def tight_parents(self, dist, *, plus, root: int, gathered: bool = True, parent=None):
         """A shortest-path tree of ``dist``: parent[v] is the smallest u with dist[u] + w == dist[v].
 
         Strictly shorter tight arcs first; vertices reached only over zero-weight arcs are then
         resolved in further passes, each from the vertices resolved before it. -1 marks the root
         and unreached vertices. ``gathered=False``: in a distributed run the other workers'
         vertices of the tree are fetched only where a further pass needs them (zero-weight arcs),
-        so only this worker's own are sure to be current.
+        so only this worker's own are sure to be current. ``parent``: the part of the tree the
+        traversal found (:meth:`_propagate`; the vertex count where not found), completed here.
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
@@ -472,8 +501,9 @@ class Traversals:
             parent = k.tree_parents(csr[0], csr[1], csr[2], dist, plus, root)
             if parent is not None:
                 return parent
-        parent = xp.full(n, n, dtype=np.int64)
-        parent[root] = root
+        if parent is None:
+            parent = xp.full(n, n, dtype=np.int64)
+            parent[root] = root
         lo, hi = self.owned
         in_csr = self._parents_csr(plus)
         if in_csr is not None:  # each vertex's in-arcs until the first tight one
