@@ -156,6 +156,34 @@ def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch
     assert dist.stats["advances"] > 0  # small frontiers went over the CSR, split between the ranks
 
 
+def _replicated_max_arcs(limit: int) -> None:
+    """Set on a worker (sent by value: workers cannot import the tests)."""
+    from ooc_graph.engine import traversal
+    traversal.REPLICATED_MAX_ARCS = limit
+
+
+def test_small_levels_run_whole_on_every_worker(client, tmp_path):
+    """A level-synchronous BFS on workers: frontiers of few arcs advance whole on every rank
+    (nothing to merge, the tree built on the way), larger ones split between the ranks (the tree
+    found after): the one-process answers either way."""
+    G = ooc_graph.generate.grid(tmp_path / "m.h5", 40, 12, interval_size=32, chunk_arcs=64, progress=False)
+    local = ooc_graph.bfs(G, 3, device="cpu")
+    default = traversal.REPLICATED_MAX_ARCS
+    try:
+        for limit in (default, 0):
+            client.run(_replicated_max_arcs, limit)
+            for size in (2, 3):
+                dist = ooc_graph.submit(client, "bfs", G, workers=size, source=3).result(timeout=120)
+                same(local, dist, "bfs")
+                for rank in dist.stats["ranks"]:
+                    st = rank["stats"]
+                    assert st["advances"] + st["bottom_up"] == dist.iterations and st["advances"] > st["bottom_up"]
+                    # whole: every level built its part of the tree; split: only the bottom-up ones
+                    assert st["tree_levels"] == (dist.iterations if limit else st["bottom_up"]), st
+    finally:
+        client.run(_replicated_max_arcs, default)
+
+
 @pytest.mark.parametrize("size", [2, 3])
 def test_bottom_up_levels_across_workers(client, tmp_path, size):
     """Direction-optimised BFS split across workers: each looks for parents of its own unreached

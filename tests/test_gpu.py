@@ -295,6 +295,7 @@ def test_parents_from_the_in_csr_complete_a_partial_tree(tmp_path):
     full[0] = 0
     gpu_traversal.csr_parents(indptr, indices, None, dist, 1.0, full, 0, n)
     partial = cp.where(cp.asarray(rng.random(n) < 0.5), full, n)
+    partial[0] = 0  # the root, as the engine starts it
     partial[7] = n + 5  # set: left alone, whatever it holds
     gpu_traversal.csr_parents(indptr, indices, None, dist, 1.0, partial, 0, n)
     expect = full.get()

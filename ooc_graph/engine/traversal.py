@@ -72,6 +72,9 @@ CSR_PARENTS = True
 # BFS and SSSP with a constant increment build their tree during the traversal's level-synchronous
 # levels (kernels with LEVEL_PARENTS) instead of after it; False: always after.
 TREE_ON_THE_WAY = True
+# A distributed level-synchronous traversal runs advances of at most this many arcs on every rank
+# over the whole frontier (no level merge; the tree on the way), larger ones split between them.
+REPLICATED_MAX_ARCS = 1 << 24
 # Starting frontiers up to this size have their distinct vertices counted on the host.
 HOST_UNIQUE = 1 << 16
 
@@ -150,7 +153,8 @@ class Traversals:
         Each iteration is either an edge-centric pass over the chunks whose source intervals hold a
         changed vertex, or — when the changed vertices have few arcs and the CSR fits in the budget
         — a frontier advance over the CSR (in a distributed run each worker advances its share of
-        the frontier). The frontier stays on the device; each iteration syncs two scalars (its
+        the frontier; while the traversal is level-synchronous, a frontier of at most
+        ``REPLICATED_MAX_ARCS`` arcs whole, on every worker alike, with nothing to merge). The frontier stays on the device; each iteration syncs two scalars (its
         size and its arc count) and, for a pass, its intervals.
 
         ``execution="async"`` (WolfGraph): within a pass, each loaded chunk is relaxed again until
@@ -183,9 +187,9 @@ class Traversals:
         starting vertex v; a constant positive increment) the shortest-path tree of
         :meth:`tight_parents` built on the way while the levels stay level-synchronous (the
         kernels' ``LEVEL_PARENTS``): a bottom-up level gives each vertex it reaches its first
-        in-neighbour on the frontier, an advance the smallest frontier vertex reaching it (one
-        process only: a rank advances its share of the frontier, so the smallest may be
-        another's). ``(iterations, whether parent holds every reached vertex's parent)``; where
+        in-neighbour on the frontier, an advance the smallest frontier vertex reaching it (in a
+        distributed run only the advances every rank runs whole: a rank advancing its share of
+        the frontier may not see the smallest). ``(iterations, whether parent holds every reached vertex's parent)``; where
         it does not, the parents it holds are right and :meth:`tight_parents` finds the rest."""
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
@@ -231,8 +235,12 @@ class Traversals:
                     arcs * BOTTOM_UP_ALPHA > unvisited and arcs * BOTTOM_UP_BETA >= n
             advance = not bottom and arcs < ADVANCE_FRACTION * g.num_arcs and self._can_advance()
             kind = "bottom-up" if bottom else "advance" if advance else "pass"
-            # the tree on the way: levels that stay level-synchronous, and advances on one process
-            track = parent if level is not None and (bottom or (advance and self.comm.size == 1)) else None
+            # Ranks of a level-synchronous traversal advance a small frontier whole, each alike: no
+            # level merge, and each sees every frontier vertex (its smallest parent of a vertex).
+            replicated = advance and level is not None and self.comm.size > 1 and arcs <= REPLICATED_MAX_ARCS
+            # the tree on the way: levels that stay level-synchronous, advances each rank runs whole
+            track = parent if level is not None and (bottom or (advance and (self.comm.size == 1 or replicated))) \
+                else None
             complete = complete and track is not None
             self.stats.tree_levels += track is not None
             if advance and self._queued_levels(frontier, execution, arcs):
@@ -267,8 +275,8 @@ class Traversals:
                 self.stats.record(kind, time.perf_counter() - ta, before, arcs=0, clock=self.clock)
             elif advance:
                 self.stats.advances += 1
-                mine = self.comm.split(frontier)
-                self.stats.arcs_processed += arcs if self.comm.size == 1 else int(degree[mine].sum())
+                mine = frontier if replicated else self.comm.split(frontier)
+                self.stats.arcs_processed += arcs if self.comm.size == 1 or replicated else int(degree[mine].sum())
                 indptr, indices, w, _ = self.csr("out")
                 k.advance_min(indptr, indices, w, mine, state, plus, changed, track)
                 self._sync()
@@ -292,7 +300,9 @@ class Traversals:
                 if idle >= SWEEP_PATIENCE:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
-            if level is not None:  # every vertex changed took the level's value: only flags travel
+            if replicated:  # every rank made the same changes; the report below agrees on stopping
+                pass
+            elif level is not None:  # every vertex changed took the level's value: only flags travel
                 self._exchange(self.comm.merge_level, state, changed, level, self._stop_requested())
                 if self.comm.size > 1:  # with the ranks' stop requests: the report below agrees on it
                     self._stop_agreed = self.comm.agreed_stop
