@@ -113,18 +113,23 @@ class Traversals:
         """The in-arc CSR on the device (an undirected graph's is its out-CSR), or None."""
         return self.csr("in" if self.graph.directed else "out")
 
-    def _level_of(self, state, plus, frontier, execution: str, distinct: int):
+    def _level_of(self, state, plus, frontier, execution: str, distinct: int, fresh: bool = False):
         """The frontier's common value if the traversal starts level-synchronous (a constant
         positive increment, every frontier vertex at one value and every other vertex unreached;
-        ``distinct``: how many vertices the frontier holds) and bottom-up levels are possible;
-        else None. Ranks agree on it, and on which CSRs they all hold (:meth:`_can_pull`,
-        :meth:`_can_advance`), in one all-reduce: three, each a host wait, cost a 2-GPU BFS of
-        R-MAT-26 ~2.5 ms."""
+        ``distinct``: how many vertices the frontier holds; ``fresh``: the caller says so, the
+        value being 0) and bottom-up levels are possible; else None. Ranks agree on it, and on
+        which CSRs they all hold (:meth:`_can_pull`, :meth:`_can_advance`), in one all-reduce:
+        three, each a host wait, cost a 2-GPU BFS of R-MAT-26 ~2.5 ms; none where it is fresh and
+        they agreed on the CSRs before."""
         if plus is None or not plus > 0 or execution == "async" or not BOTTOM_UP or not frontier.size:
             return None
         xp = self.backend.xp
-        values = state[frontier]
-        pure = bool(((values == values[0]).all() & (xp.isfinite(state).sum() == distinct)).item())
+        if fresh:  # nothing to look at on the device (a sync: 0.9 ms of a BFS of R-MAT-26)
+            pure, value = True, 0.0
+        else:
+            values = state[frontier]
+            pure = bool(((values == values[0]).all() & (xp.isfinite(state).sum() == distinct)).item())
+            value = float(values[0]) if pure else None
         if self.comm.size > 1 and (self._pull_ok is None or self._advance_ok is None):
             # whether this rank can pull matters only where every rank is pure: not asked otherwise
             pull = self._pull_ok if self._pull_ok is not None else (not pure or self._pull_here())
@@ -133,9 +138,9 @@ class Traversals:
                 np.array([pure, pull, advance], dtype=np.float64), "min"))
             if pure:
                 self._pull_ok = pull
-        elif self.comm.size > 1:
+        elif self.comm.size > 1 and not fresh:
             pure = bool(self.comm.allreduce(int(pure), "min"))
-        return float(values[0]) if pure and self._can_pull() else None
+        return value if pure and self._can_pull() else None
 
     def _near_far(self, plus, frontier, execution: str):
         """Near-far bookkeeping (:class:`.nearfar.NearFar`) for a traversal with arc weights, none
@@ -182,15 +187,17 @@ class Traversals:
         """
         return self._propagate(state, plus, frontier, execution)[0]
 
-    def _propagate(self, state, plus, frontier, execution: str, parent=None):
+    def _propagate(self, state, plus, frontier, execution: str, parent=None, fresh: bool = False):
         """:meth:`propagate_min`, and with ``parent`` (int64: the vertex count, but ``v`` for a
         starting vertex v; a constant positive increment) the shortest-path tree of
         :meth:`tight_parents` built on the way while the levels stay level-synchronous (the
         kernels' ``LEVEL_PARENTS``): a bottom-up level gives each vertex it reaches its first
         in-neighbour on the frontier, an advance the smallest frontier vertex reaching it (in a
         distributed run only the advances every rank runs whole: a rank advancing its share of
-        the frontier may not see the smallest). ``(iterations, whether parent holds every reached vertex's parent)``; where
-        it does not, the parents it holds are right and :meth:`tight_parents` finds the rest."""
+        the frontier may not see the smallest). ``fresh``: the state is infinite everywhere but
+        at the frontier, where it is 0 (not looked at). Returns ``(iterations, whether parent
+        holds every reached vertex's parent)``; where it does not, the parents it holds are right
+        and :meth:`tight_parents` finds the rest."""
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
@@ -214,7 +221,7 @@ class Traversals:
         queued = 4  # levels the next run of queued advances may take (doubling while it lasts)
         # While the traversal stays level-synchronous with a constant increment, `level` is the
         # frontier's common value and bottom-up levels are possible; a CEL pass ends that.
-        level = self._level_of(state, plus, frontier, execution, distinct)
+        level = self._level_of(state, plus, frontier, execution, distinct, fresh)
         near = self._near_far(plus, frontier, execution)
         if near is not None:
             frontier = near.take(state)
@@ -390,7 +397,9 @@ class Traversals:
 
     def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
-        Where the compiled CPU kernels hold the CSR in memory, one traversal does both. In a
+        ``state`` must be infinite everywhere but at ``source``, where it is 0. Where the levels
+        allow, the traversal builds the tree on the way (:meth:`_propagate`); where the compiled
+        CPU kernels hold the CSR in memory, one traversal does both. In a
         distributed run only this worker's own vertices of ``parent`` may be current: return it
         with ``result(parent, gathered=False)``."""
         if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
@@ -414,7 +423,7 @@ class Traversals:
         if TREE_ON_THE_WAY and plus is not None and plus > 0:  # the tree built on the way, where the levels allow
             parent = self.backend.xp.full(self.graph.num_vertices, self.graph.num_vertices, dtype=np.int64)
             parent[source] = source
-        iterations, complete = self._propagate(state, plus, [source], execution, parent)
+        iterations, complete = self._propagate(state, plus, [source], execution, parent, fresh=True)
         if complete:
             return iterations, _roots_and_unreached(parent, self.graph.num_vertices, source)
         return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
