@@ -386,7 +386,8 @@ def test_progress_and_cancel(client, slow_graph):
 
 def test_cancel_stops_a_level_synchronous_traversal(client, tmp_path):
     """BFS levels agree on stopping through their merges (each rank's stop request travels with
-    its flags, no collective of its own): cancelling stops every rank at the next level."""
+    its flags, no collective of its own), or, levels every rank runs whole (a path's), every
+    REPLICATED_AGREE_EVERY of them: cancelling stops every rank within those levels."""
     n = 300_000
     G = ooc_graph.convert(np.stack([np.arange(n - 1), np.arange(1, n)], axis=1), tmp_path / "path.h5",
                           directed=True, progress=False)  # a path: one level per vertex

@@ -89,12 +89,17 @@ class Engine(Traversals, ChunkStream):
         if self.backend.xp is not np:
             self.backend.kernels.free_unused_memory()
 
-    def report(self, iteration: int, measure) -> None:
+    def report(self, iteration: int, measure, agree: bool = True) -> None:
         """Record the convergence measure of an iteration (a residual, or how many vertices
-        changed), tell the listener, and stop every worker at once if any was asked to stop."""
+        changed), tell the listener, and stop every worker at once if any was asked to stop.
+        ``agree=False`` (every rank passing it at the same report): a distributed run does not
+        agree on stopping here (a collective and its host wait); a stop request waits for the
+        next report that does."""
         self.stats.convergence.append((iteration, measure))
         if self.on_report is not None:
             self.on_report(iteration, measure)
+        if not agree and self.comm.size > 1 and self._stop_agreed is None:
+            return
         stop = self._stop_requested()
         if self.comm.size > 1:
             if self._stop_agreed is not None:  # agreed on with this iteration's sums

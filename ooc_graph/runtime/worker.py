@@ -16,7 +16,6 @@ import logging
 import os
 import pickle
 import socket
-import sys
 import threading
 import time
 import weakref
@@ -39,11 +38,6 @@ log = logging.getLogger("ooc_graph.runtime")
 PROGRESS_SECONDS = 0.2
 # Progress records of this many recent jobs are kept per worker.
 KEEP_JOBS = 256
-
-# While a rank runs, the worker's other threads (dask's event loop taking the rank's task, the
-# hub) hand the interpreter back after this many seconds rather than Python's default 5 ms: a
-# rank thread coming back from a device wait queued behind them (see RESULTS.md); None: leave it.
-SWITCH_INTERVAL = 2e-4
 
 _GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
 _PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
@@ -170,8 +164,6 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     from ooc_graph.algorithms import ALGORITHMS
 
     t0, started = time.perf_counter(), time.time()
-    if SWITCH_INTERVAL is not None and sys.getswitchinterval() > SWITCH_INTERVAL:
-        sys.setswitchinterval(SWITCH_INTERVAL)
     size = len(addresses)
     m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
                    abort=lambda: cancelled(spec.job_id))
