@@ -7,7 +7,7 @@ For each graph: BFS and SSSP from the highest-degree vertex, WCC and PageRank (t
 timed as ``ooc_graph.bfs(G, s, device="gpu")`` with its result in host memory: the first call
 (nothing cached on the device; the store in the page cache, as just written) and the median of
 warm calls, and beside it the kernel-only time (the sum of the passes of a profiled call, each
-synchronised). R-MAT graphs are Graph500's (a=0.57, b=0.19, c=0.19), directed, deduplicated,
+synchronised; the second such call). R-MAT graphs are Graph500's (a=0.57, b=0.19, c=0.19), directed, deduplicated,
 without self-loops. PageRank is timed again with ``output="cupy"`` (the result left on the GPU: the
 call without its copy to the host). Also: PageRank streamed with the device budget at the vertex state plus 25% of the decoded arcs, as GB/s
 of the whole call against the pinned copy ceiling measured in the same run, and the cold read
@@ -61,6 +61,9 @@ def timed(G, algo, warm, label=None, **kw):
         t = time.perf_counter()
         r = fn(G, **kw)
         times.append(time.perf_counter() - t)
+    # Kernel-only from the second profiled call: the first loads what only profiling runs (a
+    # BFS's per-level syncs took 15 ms of one-off kernel loading on R-MAT-22 that way).
+    fn(G, profile=True, **kw)
     prof = fn(G, profile=True, **kw)
     kernel = sum(p["seconds"] for p in prof.passes)
     row = {"algorithm": label or algo, "cold_s": cold_s, "cold_bytes_read": cold.bytes_read,
