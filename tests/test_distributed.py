@@ -156,12 +156,6 @@ def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch
     assert dist.stats["advances"] > 0  # small frontiers went over the CSR, split between the ranks
 
 
-def _replicated_max_arcs(limit: int) -> None:
-    """Set on a worker (sent by value: workers cannot import the tests)."""
-    from ooc_graph.engine import traversal
-    traversal.REPLICATED_MAX_ARCS = limit
-
-
 def test_small_levels_run_whole_on_every_worker(client, tmp_path):
     """A level-synchronous BFS on workers: frontiers of few arcs advance whole on every rank
     (nothing to merge, the tree built on the way), larger ones split between the ranks (the tree
@@ -169,9 +163,12 @@ def test_small_levels_run_whole_on_every_worker(client, tmp_path):
     G = ooc_graph.generate.grid(tmp_path / "m.h5", 40, 12, interval_size=32, chunk_arcs=64, progress=False)
     local = ooc_graph.bfs(G, 3, device="cpu")
     default = traversal.REPLICATED_MAX_ARCS
+    # a lambda: sent by value (the workers cannot import this module)
+    limit_on = lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]),  # noqa: E731
+                                 "REPLICATED_MAX_ARCS", v)
     try:
         for limit in (default, 0):
-            client.run(_replicated_max_arcs, limit)
+            client.run(limit_on, limit)
             for size in (2, 3):
                 dist = ooc_graph.submit(client, "bfs", G, workers=size, source=3).result(timeout=120)
                 same(local, dist, "bfs")
@@ -181,7 +178,7 @@ def test_small_levels_run_whole_on_every_worker(client, tmp_path):
                     # whole: every level built its part of the tree; split: only the bottom-up ones
                     assert st["tree_levels"] == (dist.iterations if limit else st["bottom_up"]), st
     finally:
-        client.run(_replicated_max_arcs, default)
+        client.run(limit_on, default)
 
 
 @pytest.mark.parametrize("size", [2, 3])

@@ -242,6 +242,43 @@ def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
     assert roomy._csr_budget == 25 * state and roomy.chunk_arcs == graph.chunk_arcs
 
 
+def test_chunks_are_cut_on_the_store_grid():
+    """The engine's chunks are whole store chunks (several where it takes more at a time), but
+    for a worker's range that starts or ends mid-chunk; smaller ones cut anywhere."""
+    assert stream._cut(0, 1000, 300, 100) == [(0, 300), (300, 600), (600, 900), (900, 1000)]
+    assert stream._cut(150, 1000, 300, 100) == [(150, 200), (200, 500), (500, 800), (800, 1000)]
+    assert stream._cut(150, 420, 100, 100) == [(150, 200), (200, 300), (300, 400), (400, 420)]
+    assert stream._cut(150, 420, 64, 100) == [(150, 214), (214, 278), (278, 342), (342, 406), (406, 420)]
+    assert stream._cut(5, 5, 300, 100) == []
+
+
+def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch):
+    """On a GPU, a store with chunks of at least COALESCE_MIN_ARCS is streamed STREAM_CHUNK_ARCS
+    at a time (whole store chunks: a copy per chunk of 4 Mi arcs left the copy engine idle while
+    the host issued each one's work), as the budget allows; the CPU keeps the store's chunks."""
+    class FakeGPU:
+        name, xp, kernels = "gpu", np, None
+
+        def free_memory(self):
+            return 80 << 30
+
+    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", graph.chunk_arcs)
+    monkeypatch.setattr(stream, "STREAM_CHUNK_ARCS", 3 * graph.chunk_arcs + 100)
+    monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
+    grid, state = graph.chunk_arcs, 5 * 8 * graph.num_vertices + graph.num_vertices
+    per_arc = 8 + graph.cel_nbytes_per_arc()
+    roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)
+    assert roomy.chunk_arcs == 3 * grid and roomy.bounds[1][0] == 3 * grid
+    mid = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 5 * grid * per_arc,
+                 arc_range=(700, graph.num_arcs))
+    assert mid.chunk_arcs == 2 * grid and mid.bounds[:2] == [(700, 1024), (1024, 2048)]
+    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 2 * graph.chunk_arcs)  # the store's chunks are small
+    assert Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state).chunk_arcs == grid
+    monkeypatch.undo()
+    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 1)
+    assert Engine(graph, device="cpu", state_arrays=5).chunk_arcs <= grid
+
+
 def test_whole_graph_pass_where_the_backend_blocks(graph, monkeypatch):
     """The engine side of the GPU's source-blocked layout, with a CPU stand-in for the kernel:
     built once every chunk is cached and the cache has room; else chunks as usual."""

@@ -84,6 +84,24 @@ def test_device_budget_forces_streaming(rmat, monkeypatch, algo, kw):
     _same(cpu, small, algo)
 
 
+@pytest.mark.parametrize("algo,kw", [("pagerank", {}), ("bfs", {"source": 7}), ("sssp", {"source": 7}), ("wcc", {})])
+def test_streaming_several_store_chunks_at_a_time(rmat, monkeypatch, algo, kw):
+    """Store chunks streamed two at a time (STREAM_CHUNK_ARCS; one upload and one kernel each):
+    the CPU's answers."""
+    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 1)
+    monkeypatch.setattr(stream, "STREAM_CHUNK_ARCS", 3 * rmat.chunk_arcs)
+    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
+    rmat.release()
+    fn = getattr(ooc_graph, algo)
+    state = 6 * 8 * rmat.num_vertices
+    r = fn(rmat, device="gpu", device_memory=state + 512 * 1024, profile=True, **kw)
+    passes = [p for p in r.passes if p["kind"] == "pass"]
+    assert passes and r.stats["bytes_to_device"] > 0
+    assert max(p["chunks"] for p in passes) <= -(-rmat.num_arcs // (2 * rmat.chunk_arcs))  # 2 store chunks each
+    _same(fn(rmat, device="cpu", **kw), r, algo)
+    rmat.release()
+
+
 def test_state_larger_than_budget_is_refused(rmat):
     with pytest.raises(DeviceError, match="vertex state needs"):
         ooc_graph.pagerank(rmat, device="gpu", device_memory=1024)

@@ -42,6 +42,13 @@ PREFETCH_MIN_ARCS = 1 << 16
 # A budget so small that a pass would take more chunks than this is refused (naming the smallest
 # budget that works) instead of crawling through one-arc chunks.
 MAX_CHUNKS_PER_PASS = 4096
+# On a GPU the engine streams up to this many arcs at a time (whole store chunks, several where the
+# store's are smaller) where the store's chunks hold at least COALESCE_MIN_ARCS (and it has no CEL
+# augmentation): with the default store chunk (4 Mi arcs, 16 MB a transfer) the copy engine idled
+# while the host issued each chunk's work. Streamed PageRank at 25% budget on R-MAT-25, H200: 76-87%
+# of the pinned ceiling with 4 Mi-arc chunks, 96% with 16 Mi (benchmarks/RESULTS.md).
+STREAM_CHUNK_ARCS = 1 << 24
+COALESCE_MIN_ARCS = 1 << 20
 
 
 @dataclass
@@ -96,7 +103,8 @@ class ChunkStream:
         # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store)
         # may take at most half of what is left; the rest caches chunks.
         in_flight = 2 if graph.augmented else 1
-        smallest = min(graph.chunk_arcs, max(1, -(-arcs // MAX_CHUNKS_PER_PASS)))
+        grid = largest = graph.chunk_arcs  # the store's chunk; the largest the engine takes at a time
+        smallest = min(grid, max(1, -(-arcs // MAX_CHUNKS_PER_PASS)))
         if free_device is not None:
             self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
             room = min(self.device_memory, free_device)
@@ -116,15 +124,19 @@ class ChunkStream:
             spare = self.device_memory - state_bytes
             self._refuse_small("device_memory", self.device_memory,
                                state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
+            if grid >= COALESCE_MIN_ARCS and not graph.augmented:
+                largest = max(1, STREAM_CHUNK_ARCS // grid) * grid
             # The device CSR (frontier advance only) takes a quarter of the budget, but never the
             # room that full-size chunks in flight need: streaming comes first. Where one side of
             # the CSR is larger than that room, it could never be held: the chunks get the room.
-            room = min(self.device_memory // 4, max(spare - (1 + in_flight) * graph.chunk_arcs * per_arc, 0))
+            room = min(self.device_memory // 4, max(spare - (1 + in_flight) * largest * per_arc, 0))
             self._csr_budget = room if self._csr_nbytes() <= room else 0
             free = spare - self._csr_budget
-        chunk = max(smallest, min(graph.chunk_arcs, (free // (1 + in_flight)) // per_arc))
+        chunk = max(smallest, min(largest, (free // (1 + in_flight)) // per_arc))
+        if chunk > grid:  # whole store chunks
+            chunk -= chunk % grid
         self.chunk_arcs = chunk
-        self.bounds = _cut(start, stop, chunk, graph.chunk_arcs)
+        self.bounds = _cut(start, stop, chunk, grid)
         self.cache = ResidentCache(free - in_flight * chunk * per_arc)
         # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
         # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
@@ -394,13 +406,13 @@ class ChunkStream:
 
 
 def _cut(start: int, stop: int, chunk: int, grid: int) -> list:
-    """Chunks of at most ``chunk`` arcs covering [start, stop); when ``chunk`` is the store's chunk
-    length ``grid``, cut on its grid, so that each chunk is one HDF5 chunk read (a worker's range
-    may start and end mid-chunk)."""
+    """Chunks of at most ``chunk`` arcs covering [start, stop); when ``chunk`` is a multiple of
+    the store's chunk length ``grid``, cut on its grid, so that each chunk is whole HDF5 chunks
+    (a worker's range may start and end mid-chunk)."""
     if start >= stop:
         return []
-    if chunk == grid and start % grid:
-        cuts = [start] + list(range((start // grid + 1) * grid, stop, grid))
+    if chunk % grid == 0 and start % grid:
+        cuts = [start] + list(range((start // grid + 1) * grid, stop, chunk))
     else:
         cuts = list(range(start, stop, chunk))
     return [(a, min(b, stop)) for a, b in zip(cuts, cuts[1:] + [stop])]
