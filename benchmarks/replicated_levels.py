@@ -1,6 +1,8 @@
 """Distributed BFS with small levels run whole on every rank against split between the ranks and
-merged (``traversal.REPLICATED_MAX_ARCS``: the default against 0), alternating, whole calls as a
-user submits them; the answers are checked against one process each time.
+merged (``traversal.REPLICATED_MAX_ARCS``: the default against 0), and on CPU workers the whole
+traversal as one compiled call on every rank (``traversal.WHOLE_TRAVERSAL``, the CPU's default),
+alternating, whole calls as a user submits them; the answers are checked against one process each
+time.
 
     python benchmarks/replicated_levels.py                           # 2 CPU workers, a 600x30 grid
     python benchmarks/replicated_levels.py --gpus 2 --grid 2000x200  # the GPU machine
@@ -27,10 +29,10 @@ import ooc_graph
 from ooc_graph.runtime.cluster import local_cpu_client, local_gpu_client
 
 
-def _limit(value: int) -> None:
+def _setting(whole: bool, limit: int) -> None:
     """Set on each worker (sent by value)."""
     from ooc_graph.engine import traversal
-    traversal.REPLICATED_MAX_ARCS = value
+    traversal.WHOLE_TRAVERSAL, traversal.REPLICATED_MAX_ARCS = whole, limit
 
 
 def main(argv=None):
@@ -59,12 +61,15 @@ def main(argv=None):
     workers = a.gpus or a.workers
     ref = ooc_graph.bfs(G, source, device=device)
     from ooc_graph.engine import traversal
-    settings = {"whole on every rank": traversal.REPLICATED_MAX_ARCS, "split and merged": 0}
+    limit = traversal.REPLICATED_MAX_ARCS
+    settings = {"levels whole on every rank": (False, limit), "levels split and merged": (False, 0)}
+    if not a.gpus:  # GPUs have no whole compiled traversal
+        settings = {"one compiled traversal on every rank": (True, limit), **settings}
     times = {k: [] for k in settings}
     levels = None
     for _ in range(a.rounds):
-        for label, limit in settings.items():
-            client.run(_limit, limit)
+        for label, setting in settings.items():
+            client.run(_setting, *setting)
             ooc_graph.submit(client, "bfs", G, workers=workers, source=source, device=device).result()
             ts = []
             for _ in range(a.warm):
@@ -75,8 +80,8 @@ def main(argv=None):
                 sys.exit(f"{label}: the answers differ from one process's")
             levels = r.iterations
             times[label].append(statistics.median(ts))
-            print(f"{label:22s} {statistics.median(ts) * 1e3:9.2f} ms ({levels} levels)", flush=True)
-    client.run(_limit, settings["whole on every rank"])
+            print(f"{label:38s} {statistics.median(ts) * 1e3:9.2f} ms ({levels} levels)", flush=True)
+    client.run(_setting, traversal.WHOLE_TRAVERSAL, limit)
     out = {"command": "python benchmarks/replicated_levels.py " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "graph": name, "vertices": G.num_vertices, "arcs": G.num_arcs,
            "source": source, "workers": workers, "device": device, "levels": levels,

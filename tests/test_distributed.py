@@ -29,9 +29,17 @@ ALGORITHMS = [("pagerank", {"tol": 1e-12, "max_iter": 10_000}), ("bfs", {"source
               ("sssp", {"source": None}), ("wcc", {})]
 
 
+def _whole_traversals(client, on: bool) -> None:
+    """Whether the workers run BFS/SSSP as whole compiled traversals where every rank holds the
+    CSR (the default), or through the level loop a GPU takes (these tests' default: they test it)."""
+    # a lambda: sent by value (the workers cannot import this module)
+    client.run(lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), "WHOLE_TRAVERSAL", v), on)
+
+
 @pytest.fixture(scope="module")
 def client():
     with dask_client(3, 2) as c:
+        _whole_traversals(c, False)
         yield c
 
 
@@ -154,6 +162,36 @@ def test_frontier_advance_and_async_across_workers(client, tmp_path, monkeypatch
     dist = ooc_graph.submit(client, "bfs", G, workers=2, source=0).result(timeout=120)
     same(local, dist, "bfs")
     assert dist.stats["advances"] > 0  # small frontiers went over the CSR, split between the ranks
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_whole_traversals_on_every_worker(client, tmp_path, seed):
+    """CPU workers that all hold the CSR run BFS and SSSP (unit and weighted) as one compiled
+    traversal each, alike, with nothing to exchange: the one-process answers; where one worker
+    cannot (its setting off), every rank takes the level loop."""
+    rng = np.random.default_rng(40 + seed)
+    n = int(rng.integers(50, 2000))
+    src, dst, w = hub_edges(rng, n=n, weighted=seed % 2 == 1)
+    G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / "g.h5", num_vertices=n + 2, directed=seed < 2,
+                          interval_size=64, chunk_arcs=512, progress=False)
+    _whole_traversals(client, True)
+    try:
+        for algo in ("bfs", "sssp"):
+            local = getattr(ooc_graph, algo)(G, 0, device="cpu")
+            dist = ooc_graph.submit(client, algo, G, workers=[2, 3][seed % 2], source=0).result(timeout=120)
+            same(local, dist, algo)
+            assert dist.iterations == local.iterations
+            for rank in dist.stats["ranks"]:
+                st = rank["stats"]
+                assert st["traversals"] == 1 and st["advances"] == st["bottom_up"] == st["passes"] == 0, st
+        one = sorted(client.scheduler_info()["workers"])[0]
+        client.run(lambda: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), "WHOLE_TRAVERSAL",
+                                   False), workers=[one])
+        dist = ooc_graph.submit(client, "bfs", G, workers=3, source=0).result(timeout=120)
+        same(ooc_graph.bfs(G, 0, device="cpu"), dist, "bfs")
+        assert all(rank["stats"]["traversals"] == 0 for rank in dist.stats["ranks"])
+    finally:
+        _whole_traversals(client, False)
 
 
 def test_small_levels_run_whole_on_every_worker(client, tmp_path):

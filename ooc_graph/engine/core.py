@@ -69,6 +69,7 @@ class Engine(Traversals, ChunkStream):
         self.host_empty = None  # allocates result arrays in host memory (e.g. shared memory), if set
         self._advance_ok = None  # whether every rank holds the out-CSR (agreed once)
         self._pull_ok = None  # whether every rank holds the in-CSR (bottom-up levels; agreed once)
+        self._whole_ok = None  # whether every rank can run whole compiled traversals (agreed once)
         self._prepared = None  # result memory being made ready (prepare_results)
         self.results_on_device = False  # this call returns its arrays on the GPU (output="cupy")
         self._stop_agreed = None  # whether to stop, agreed on by sum_over_workers
@@ -78,7 +79,7 @@ class Engine(Traversals, ChunkStream):
         """Start a run: fresh statistics; collective decisions are taken again (in a distributed
         job every rank must take them at the same point, whatever it cached before)."""
         super().reset_stats()
-        self._advance_ok = self._pull_ok = None
+        self._advance_ok = self._pull_ok = self._whole_ok = None
         self._stop_agreed = None
 
     def release(self):

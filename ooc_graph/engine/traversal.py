@@ -332,10 +332,22 @@ class Traversals:
 
     def _whole_csr(self, plus):
         """The out-CSR for a whole compiled traversal (``kernels.traverse_min`` and
-        ``tree_parents``): one process, a backend whose ``whole_traversals()`` says it can,
-        increments that cannot be negative, and a CSR in the budget; else None."""
+        ``tree_parents``): a backend whose ``whole_traversals()`` says it can, increments that
+        cannot be negative, and a CSR in the budget (of every rank: a distributed run then runs
+        the whole traversal on every rank alike, with nothing to exchange, each returning its own
+        vertices of the answer); else None."""
         g, k = self.graph, self.backend.kernels
-        if not WHOLE_TRAVERSAL or self.comm.size > 1 or not getattr(k, "whole_traversals", lambda: False)():
+        whole = getattr(k, "whole_traversals", None)  # the backend's (a job's ranks share one kind)
+        if whole is None:
+            return None
+        able = WHOLE_TRAVERSAL and whole()
+        if self.comm.size > 1:  # every rank alike (agreed once a run, with the CSRs they hold)
+            if self._whole_ok is None:
+                self._whole_ok = bool(self.comm.allreduce(int(able and self.csr("out") is not None), "min"))
+                if self._whole_ok:  # every rank holds the out-CSR
+                    self._advance_ok = True
+            able = self._whole_ok
+        if not able:
             return None
         if (plus is None and g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0) or \
                 (plus is not None and not plus >= 0):
