@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import stream, traversal
+from ooc_graph.engine import stream, traversal, trees
 from ooc_graph.errors import DeviceError
 
 from conftest import hub_edges, random_edges
@@ -266,7 +266,7 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
     (the source has the largest id), duplicates, self-loops; also with the pass over every arc."""
     from ooc_graph.kernels import gpu, gpu_traversal
     monkeypatch.setattr(gpu_traversal, "PARENT_FIRST_ARCS", first)
-    monkeypatch.setattr(traversal, "TREE_ON_THE_WAY", False)  # the tree after the traversal
+    monkeypatch.setattr(trees, "TREE_ON_THE_WAY", False)  # the tree after the traversal
     calls = []
     monkeypatch.setattr(gpu, "csr_parents", lambda *a: calls.append(a[-2:]) or gpu_traversal.csr_parents(*a))
     rng = np.random.default_rng(900 + seed)
@@ -285,9 +285,9 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
             cpu, gpu_result = _pair(G, algo, source=source)
             _same(cpu, gpu_result, algo)
             assert calls == [(0, G.num_vertices)]  # the parents came from the in-CSR
-    monkeypatch.setattr(traversal, "CSR_PARENTS", False)
+    monkeypatch.setattr(trees, "CSR_PARENTS", False)
     _same(cpu, ooc_graph.sssp(G, 0, device="gpu"), "sssp")
-    monkeypatch.setattr(traversal, "TREE_ON_THE_WAY", True)  # the tree on the way: the same, csr_parents idle
+    monkeypatch.setattr(trees, "TREE_ON_THE_WAY", True)  # the tree on the way: the same, csr_parents idle
     for source in (s, 0):
         calls.clear()
         cpu, gpu_result = _pair(G, "bfs", source=source)

@@ -27,6 +27,7 @@ from .exchange import Comm, LocalComm
 from .hostbuf import PREPARE_MIN_BYTES, Prepared
 from .stream import ChunkStream
 from .traversal import Traversals
+from .trees import Trees
 
 log = logging.getLogger("ooc_graph.engine")
 
@@ -53,7 +54,7 @@ class Sums:
         return host[:-1]
 
 
-class Engine(Traversals, ChunkStream):
+class Engine(Trees, Traversals, ChunkStream):
     """Operators over one graph's CEL (or, in a distributed run, one worker's share of it).
 
     Takes the :class:`~.stream.ChunkStream` parameters, and ``comm`` (a :class:`~.exchange.Comm`;
