@@ -21,13 +21,9 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed, parent
         fast.advance_min(_ids(indptr), _ids(indices), w, weighted, c, np.asarray(frontier, np.int64), state, changed,
                          _NO_PARENTS if parent is None else parent, parent is not None)
         return
-    start, stop = indptr[frontier], indptr[frontier + 1]
-    deg = stop - start
-    total = int(deg.sum())
-    if not total:
+    pos, owner = _rows(indptr, frontier)
+    if not pos.size:
         return
-    owner = np.repeat(np.arange(frontier.size), deg)
-    pos = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(deg) - deg, deg) + start[owner]
     v = indices[pos].astype(np.int64)
     cand = _plus(state[frontier[owner]], None if weights is None else weights[pos].astype(np.float64), plus)
     before = state[v]

@@ -29,11 +29,17 @@ ALGORITHMS = [("pagerank", {"tol": 1e-12, "max_iter": 10_000}), ("bfs", {"source
               ("sssp", {"source": None}), ("wcc", {})]
 
 
-def _whole_traversals(client, on: bool) -> None:
+def _traversal_setting(client, name: str, value, workers=None) -> None:
+    """Set ``ooc_graph.engine.traversal.<name>`` on the workers (all, or ``workers``)."""
+    # a lambda: sent by value (the workers cannot import this module)
+    client.run(lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), name, v), value,
+               workers=workers)
+
+
+def _whole_traversals(client, on: bool, workers=None) -> None:
     """Whether the workers run BFS/SSSP as whole compiled traversals where every rank holds the
     CSR (the default), or through the level loop a GPU takes (these tests' default: they test it)."""
-    # a lambda: sent by value (the workers cannot import this module)
-    client.run(lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), "WHOLE_TRAVERSAL", v), on)
+    _traversal_setting(client, "WHOLE_TRAVERSAL", on, workers)
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +191,7 @@ def test_whole_traversals_on_every_worker(client, tmp_path, seed):
                 st = rank["stats"]
                 assert st["traversals"] == 1 and st["advances"] == st["bottom_up"] == st["passes"] == 0, st
         one = sorted(client.scheduler_info()["workers"])[0]
-        client.run(lambda: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), "WHOLE_TRAVERSAL",
-                                   False), workers=[one])
+        _whole_traversals(client, False, workers=[one])
         dist = ooc_graph.submit(client, "bfs", G, workers=3, source=0).result(timeout=120)
         same(ooc_graph.bfs(G, 0, device="cpu"), dist, "bfs")
         assert all(rank["stats"]["traversals"] == 0 for rank in dist.stats["ranks"])
@@ -201,12 +206,9 @@ def test_small_levels_run_whole_on_every_worker(client, tmp_path):
     G = ooc_graph.generate.grid(tmp_path / "m.h5", 40, 12, interval_size=32, chunk_arcs=64, progress=False)
     local = ooc_graph.bfs(G, 3, device="cpu")
     default = traversal.REPLICATED_MAX_ARCS
-    # a lambda: sent by value (the workers cannot import this module)
-    limit_on = lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]),  # noqa: E731
-                                 "REPLICATED_MAX_ARCS", v)
     try:
         for limit in (default, 0):
-            client.run(limit_on, limit)
+            _traversal_setting(client, "REPLICATED_MAX_ARCS", limit)
             for size in (2, 3):
                 dist = ooc_graph.submit(client, "bfs", G, workers=size, source=3).result(timeout=120)
                 same(local, dist, "bfs")
@@ -216,7 +218,7 @@ def test_small_levels_run_whole_on_every_worker(client, tmp_path):
                     # whole: every level built its part of the tree; split: only the bottom-up ones
                     assert st["tree_levels"] == (dist.iterations if limit else st["bottom_up"]), st
     finally:
-        client.run(limit_on, default)
+        _traversal_setting(client, "REPLICATED_MAX_ARCS", default)
 
 
 @pytest.mark.parametrize("size", [2, 3])

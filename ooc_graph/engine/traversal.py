@@ -306,14 +306,13 @@ class Traversals:
                 if idle >= SWEEP_PATIENCE:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
-            if replicated:  # every rank made the same changes; the report below agrees on stopping
-                pass
-            elif level is not None:  # every vertex changed took the level's value: only flags travel
+            if level is None:
+                self._exchange(self.comm.merge_min, state, changed)
+            elif not replicated:  # (every rank made a replicated level's changes alike: nothing to merge)
+                # every vertex changed took the level's value: only flags travel
                 self._exchange(self.comm.merge_level, state, changed, level, self._stop_requested())
                 if self.comm.size > 1:  # with the ranks' stop requests: the report below agrees on it
                     self._stop_agreed = self.comm.agreed_stop
-            else:
-                self._exchange(self.comm.merge_min, state, changed)
             if near is None:
                 frontier = k.flatnonzero(changed)
             else:  # merged state and flags: every rank takes the same near pile

@@ -39,28 +39,25 @@ class Trees:
         with ``result(parent, gathered=False)``."""
         if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
             raise choice("execution", execution, EXECUTIONS)
-        k = self.backend.kernels
-        if self._whole_csr(plus) is not None:
+        k, n = self.backend.kernels, self.graph.num_vertices
+        csr = self._whole_csr(plus)
+        if csr is not None:
             tree = self._bfs_tree(state, plus, source)
             if tree is not None:
                 return tree
-            n = self.graph.num_vertices
-            parent = np.full(n, n, dtype=np.int64)
-            parent[source] = source
+            parent = _unset_tree(np, n, source)
             t = time.perf_counter()
             iterations = self._traverse(state, plus, [source], parent)
             if iterations is not None:
-                indptr, indices, w, _ = self._whole_csr(plus)
-                parent = k.tree_parents(indptr, indices, w, state, plus, source, parent)
+                parent = k.tree_parents(csr[0], csr[1], csr[2], state, plus, source, parent)
                 self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
                 return iterations, parent
-        parent = None
-        if TREE_ON_THE_WAY and plus is not None and plus > 0:  # the tree built on the way, where the levels allow
-            parent = self.backend.xp.full(self.graph.num_vertices, self.graph.num_vertices, dtype=np.int64)
-            parent[source] = source
+        # the tree built on the way, where the levels allow
+        parent = _unset_tree(self.backend.xp, n, source) if TREE_ON_THE_WAY and plus is not None and plus > 0 \
+            else None
         iterations, complete = self._propagate(state, plus, [source], execution, parent, fresh=True)
         if complete:
-            return iterations, _roots_and_unreached(parent, self.graph.num_vertices, source)
+            return iterations, _roots_and_unreached(parent, n, source)
         return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
 
     def _bfs_tree(self, state, plus, source: int):
@@ -105,7 +102,7 @@ class Trees:
         and unreached vertices. ``gathered=False``: in a distributed run the other workers'
         vertices of the tree are fetched only where a further pass needs them (zero-weight arcs),
         so only this worker's own are sure to be current. ``parent``: the part of the tree the
-        traversal found (:meth:`_propagate`; the vertex count where not found), completed here.
+        traversal found (``Traversals._propagate``; the vertex count where not found), completed here.
         """
         k, xp = self.backend.kernels, self.backend.xp
         n = self.graph.num_vertices
@@ -115,8 +112,7 @@ class Trees:
             if parent is not None:
                 return parent
         if parent is None:
-            parent = xp.full(n, n, dtype=np.int64)
-            parent[root] = root
+            parent = _unset_tree(xp, n, root)
         lo, hi = self.owned
         in_csr = self._parents_csr(plus)
         if in_csr is not None:  # each vertex's in-arcs until the first tight one
@@ -145,6 +141,12 @@ class Trees:
                 break
         return _roots_and_unreached(parent, n, root)
 
+
+def _unset_tree(xp, n: int, root: int):
+    """A tree with no parent found yet: ``n`` everywhere but ``root``, its own parent."""
+    parent = xp.full(n, n, dtype=np.int64)
+    parent[root] = root
+    return parent
 
 
 def _roots_and_unreached(parent, n: int, root: int):
