@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,6 +294,25 @@ def test_umask_is_honoured(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "g.h5").stat().st_mode & 0o777 == 0o640
+
+
+def test_temporary_store_is_made_not_truncated(tmp_path, monkeypatch):
+    """The store's temporary file is created by HDF5 with O_EXCL, never opened over an existing
+    file with O_TRUNC (after which ext4 writes the whole file back on close: seconds for a large
+    store); a file already at that name is refused and left as it was."""
+    from ooc_graph.store import writer
+    opened = []
+    real = writer.h5py.File
+    monkeypatch.setattr(writer.h5py, "File", lambda path, mode, **kw: opened.append((Path(path), mode))
+                        or real(path, mode, **kw))
+    ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False).close()
+    assert [(p.name.endswith(".partial"), m) for p, m in opened if m != "r"] == [(True, "x")]
+    f = writer.AtomicFile(tmp_path / "h.h5")
+    assert not f.tmp.exists()  # a name only, until create()
+    f.tmp.write_bytes(b"someone else's")
+    with pytest.raises(OSError):
+        f.create()
+    assert f.tmp.read_bytes() == b"someone else's"
 
 
 # -- faults while writing ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ooc_graph.errors import ParameterError, StoreError
 from . import _format as F
 from ._validate import check_store
 from .locking import IO, detach_all, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile
+from .writer import AtomicFile, create_h5
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -61,7 +61,7 @@ def maybe_compact(graph, unused: int) -> None:
 
 
 def _copy_store(src, dst_path: Path, identity: str) -> None:
-    with h5py.File(dst_path, "w") as dst:
+    with create_h5(dst_path) as dst:
         for key in src.attrs:
             dst.attrs.create(key, src.attrs[key], dtype=src.attrs.get_id(key).dtype)
         if F.STORE_ID not in dst.attrs:

@@ -39,7 +39,7 @@ from . import _format as F
 from ._validate import plain
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
-from .writer import write_array
+from .writer import create_h5, write_array
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -274,11 +274,6 @@ def _fall_back(graph, name, arrays, attrs, reason) -> SavedResult:
     return SavedResult(name, where, False, reason)
 
 
-def _create_with_umask(path: Path) -> None:
-    """An empty new file with the umask's permissions (mkstemp would make it 0600)."""
-    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-
-
 def write_beside(graph, name, arrays, attrs, reason) -> Path:
     """``results/<name>`` in ``<store>.<name>.result.h5`` beside the store (else in the current
     folder), written under a temporary name and renamed; an older such file is replaced."""
@@ -290,8 +285,7 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
             target = folder / f"{graph.path.name}.{name}.{os.getpid()}-{time.time_ns()}.result.h5"
         tmp = folder / f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.partial"
         try:
-            _create_with_umask(tmp)
-            with h5py.File(tmp, "w") as h5:
+            with create_h5(tmp) as h5:
                 h5.attrs.update({"format": RESULT_FILE_FORMAT, "format_version": F.FORMAT_VERSION,
                                  "store": str(graph.path.resolve()), F.STORE_ID: graph.store_id,
                                  "num_vertices": graph.num_vertices, "reason": reason})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import h5py
@@ -35,15 +35,16 @@ class AtomicFile:
 
     The temporary is ``.NAME.<pid>-<random>.partial`` (the pid tells a later build whether it is
     stale); the committed file gets ``mode`` (a file it rewrites keeps its own) or the mode a new
-    file would (0666 less the umask)."""
+    file would (0666 less the umask). Open it with :meth:`create`: the file is made there, never
+    truncated (see :func:`create_h5`)."""
 
     def __init__(self, path, mode: int | None = None):
         self.path = Path(path)
         self.mode = mode
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{os.getpid()}-", suffix=".partial",
-                                   dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(tmp)
+        self.tmp = self.path.parent / f".{self.path.name}.{os.getpid()}-{secrets.token_hex(6)}.partial"
+
+    def create(self) -> h5py.File:
+        return create_h5(self.tmp)
 
     def commit(self):
         os.chmod(self.tmp, 0o666 & ~umask() if self.mode is None else self.mode)
@@ -54,6 +55,16 @@ class AtomicFile:
             self.tmp.unlink()
         except FileNotFoundError:
             pass
+
+
+def create_h5(path) -> h5py.File:
+    """A new HDF5 file at ``path`` (an error if one is there: nothing is overwritten), with the
+    mode a new file gets (0666 less the umask).
+
+    Not h5py's ``"w"``: that truncates an existing file, and ext4 (``auto_da_alloc``) then makes
+    the file's ``close`` write back everything written to it first — 0.35–0.45 s a GB measured
+    on the 2-core machine, seconds for a large store."""
+    return h5py.File(path, "x")
 
 
 def create_appendable(h5: h5py.File, name: str, dtype, chunk: int):
