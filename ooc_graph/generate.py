@@ -125,8 +125,8 @@ def _write(out, edges, *, n, directed, weighted, source, **opts):
                       **opts) as b:
         t = time.perf_counter()
         try:
-            for src, dst, w in edges:
-                b.add(src, dst, w)
+            for src, dst, w in edges:  # each step's arrays are new: the builder keeps them
+                b.add(src, dst, w, owned=True)
         finally:
             edges.close()  # stops the generating threads if the builder failed
         b.stages.add("generate", time.perf_counter() - t - b.stages.seconds.get("add", 0.0))

@@ -166,6 +166,26 @@ def test_owned_parts_are_kept_without_a_copy(tmp_path):
     np.testing.assert_array_equal(dst, np.tile(big[::-1], 2))
 
 
+def test_builder_keeps_owned_input_without_a_copy(tmp_path):
+    """``GraphBuilder.add(owned=True)`` (the generators' steps) holds the arrays themselves; a
+    plain add copies them (the caller may reuse its arrays); the stores are the same."""
+    from ooc_graph.ingest.builder import GraphBuilder
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 50, 400).astype(np.int32), rng.integers(0, 50, 400).astype(np.int32)
+    stores = []
+    for owned in (True, False):
+        out = tmp_path / f"g{int(owned)}.h5"
+        with GraphBuilder(out, directed=True, weighted=False, num_vertices=50, progress=False) as b:
+            b.add(src, dst, owned=owned)
+            piece = b._spill.pieces[0]
+            assert np.shares_memory(piece["src"], src) == owned and np.shares_memory(piece["dst"], dst) == owned
+            b.finish()
+        G = ooc_graph.open(out)
+        stores.append([np.asarray(a).tolist() for a in G.csr("out")[:2]])
+        G.close()
+    assert stores[0] == stores[1]
+
+
 def _convert(path, edges, *, directed, memory, workers, **opts):
     ooc_graph.convert(edges, path, directed=directed, memory=memory, workers=workers, interval_size=256,
                       progress=False, **opts).close()

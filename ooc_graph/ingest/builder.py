@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from ooc_graph._memory import budget, release_free_memory
@@ -141,12 +140,14 @@ class GraphBuilder(StoreWriting):
         M.check_vertices(int(num_vertices or 0), budget(memory))
 
     # -- input ----------------------------------------------------------------------------------
-    def add(self, src, dst, weight=None, *, locate=None) -> None:
-        """Add a chunk of edges. ``locate(i)`` → ``(path, line)`` of edge i, for error messages."""
+    def add(self, src, dst, weight=None, *, locate=None, owned: bool = False) -> None:
+        """Add a chunk of edges. ``locate(i)`` → ``(path, line)`` of edge i, for error messages.
+        ``owned``: the arrays are the builder's to keep (the caller neither changes nor reuses
+        them), so that an input held in memory is not copied."""
         with self.stages("add"):
-            self._add(src, dst, weight, locate)
+            self._add(src, dst, weight, locate, owned)
 
-    def _add(self, src, dst, weight, locate) -> None:
+    def _add(self, src, dst, weight, locate, owned=False) -> None:
         src = np.asarray(src)
         dst = np.asarray(dst)
         if src.shape != dst.shape or src.ndim != 1:
@@ -199,7 +200,7 @@ class GraphBuilder(StoreWriting):
                 self._note_ids(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])
                 del ids
         try:
-            self._spill.append(src, dst, weight, fits_int32=lo >= 0 and hi <= _INT32_MAX)
+            self._spill.append(src, dst, weight, fits_int32=lo >= 0 and hi <= _INT32_MAX, owned=owned)
             if self._spill.in_memory and self._spill.nbytes > self._memory_cap:
                 self._spill.to_disk()
         except OSError as err:
@@ -465,7 +466,7 @@ class GraphBuilder(StoreWriting):
             return None
         out = AtomicFile(self.path)
         try:
-            with h5py.File(out.tmp, "w") as h5:
+            with out.create() as h5:
                 stats = self._write(h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
                                     out_buckets, out_edges)
             check_output(self.path, overwrite=self.overwrite)  # nothing appeared there meanwhile
