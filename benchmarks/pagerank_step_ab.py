@@ -3,6 +3,9 @@
 
     python3 benchmarks/pagerank_step_ab.py --scale 25 --name h200-scale25
 
+Tried and dropped (``RESULTS.md``): the uint32 step was slower, and was reverted; the script runs
+on the code of commit f97c3e2, which has both variants (``pagerank._step_degrees``).
+
 R-MAT (Graph500 parameters, directed, generated here unless ``--store`` names one), PageRank to tol
 1e-6 on the GPU with the result in host memory; each round times ``--warm`` warm calls of each
 variant (after one untimed call) and checks that the two agree (to 1e-10 relative: the GPU's pull

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import cupy as cp
 import numpy as np
 
-from .gpu_module import _LOCAL, _STEP_SHARES, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
+from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
 from .gpu_transfer import to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
@@ -225,16 +225,14 @@ def pagerank_step(y, x, p, inv, alpha: float, lost, contrib, out=None):
     """One PageRank update of a vertex range (see :func:`.cpu.pagerank_step`) into ``out``
     (default: ``x``, in place); one fused pass over the arrays. ``lost`` is a float or a device
     array whose first element is it (the previous step's dangling sum, not yet on the host).
-    ``inv``: 1 / out-degree (float64, 0 where a vertex dangles) or the out-degrees themselves
-    (uint32: half the bytes; the kernel divides, to the same doubles). Returns device scalars
-    ``(err, dangling)``."""
+    Returns device scalars ``(err, dangling)``."""
     m = int(x.size)
     partial = _partials()
     if m:
         blocks = min(_STEP_BLOCKS, (m + _THREADS - 1) // _THREADS)
         use_p = not np.isscalar(p)
         on_device = isinstance(lost, cp.ndarray)
-        _kernel(f"ooc_graph_pagerank_step<{_STEP_SHARES[inv.dtype]}>")(
+        _kernel("ooc_graph_pagerank_step")(
             (blocks,), (_THREADS,),
             (y, x, x if out is None else out, p if use_p else _dummy64(), np.float64(0.0 if use_p else p),
              np.int32(use_p), inv, np.float64(alpha), lost if on_device else _dummy64(),

@@ -131,18 +131,9 @@ __global__ void ooc_graph_scatter_min(const long long* __restrict__ ids, const d
 // place) or another buffer (x kept: PageRank looks at a step's sums one step later). Each block
 // writes its partial sums of |x_new - x| and of x_new over dangling vertices (inv == 0) to
 // partial[2 * block + 0/1]; the caller adds them up (deterministically).
-// A vertex's share of its rank along each out-arc: given as 1 / out-degree (double; 0 where it
-// dangles), or computed here from the out-degree (unsigned int: 4 bytes a vertex read instead of 8,
-// the same double 1.0 / d, correctly rounded, as the host would store).
-__device__ __forceinline__ double ooc_graph_share(const double inv) { return inv; }
-__device__ __forceinline__ double ooc_graph_share(const unsigned int degree) {
-    return degree ? 1.0 / (double)degree : 0.0;
-}
-
-template <typename D>
 __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const double* x, double* x_out,
                                         const double* __restrict__ p, const double p_const, const int use_p,
-                                        const D* __restrict__ inv, const double alpha,
+                                        const double* __restrict__ inv, const double alpha,
                                         const double* __restrict__ lost_ptr, const double lost_const,
                                         const int use_lost_ptr, double* __restrict__ contrib,
                                         double* __restrict__ partial, const long long m) {
@@ -153,7 +144,7 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const doub
         const double pi = use_p ? p[i] : p_const;
         const double xn = alpha * (y[i] + lost * pi) + (1.0 - alpha) * pi;
         err += fabs(xn - x[i]);
-        const double w = ooc_graph_share(inv[i]);
+        const double w = inv[i];
         if (w == 0.0) dangling += xn;
         contrib[i] = xn * w;
         x_out[i] = xn;

@@ -15,11 +15,9 @@ _THREADS = 256
 _LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
           np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-# PageRank's step takes each vertex's share as 1 / out-degree or as the out-degree itself.
-_STEP_SHARES = {np.dtype(np.float64): "double", np.dtype(np.uint32): "unsigned int"}
 _TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "csr_parent",
               "csr_parent_heavy")
-_PLAIN = ("pull_sum", "hook_min", "scatter_min", "queue_turn", "bottom_up", "flag_count", "flag_ids",
+_PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "flag_count", "flag_ids",
           "wedge_count", "brandes_forward", "brandes_backward")
 
 
@@ -27,7 +25,6 @@ _PLAIN = ("pull_sum", "hook_min", "scatter_min", "queue_turn", "bottom_up", "fla
 def _module():
     names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
              + [f"ooc_graph_{k}<{t}>" for k in _TEMPLATES for t in _WEIGHT.values()]
-             + [f"ooc_graph_pagerank_step<{t}>" for t in _STEP_SHARES.values()]
              + [f"ooc_graph_{k}" for k in _PLAIN])
     code = "\n".join(Path(__file__).with_name(name).read_text() for name in _SOURCES)
     return cp.RawModule(code=code, options=("-std=c++14",), name_expressions=names)

@@ -90,12 +90,13 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # personalization), the personalization or uniform in networkx mode.
     p = xp.asarray(p / p.sum()) if personalization is not None else 1.0 / max(n, 1)
     if weight is None or not g.weighted:  # kept on the device between calls
-        inv, dangling = eng.derived("step_out_degree", lambda: _step_degrees(eng, g))
+        inv, dangling = eng.derived("inverse_out_degree",
+                                    lambda: _inverse(xp, eng.backend.to_device(g.out_degree.astype(np.float64))))
     else:  # the out-arc weights of every vertex: one pass against the arcs
         inv, dangling = _inverse(xp, eng.edge_map("w", direction="out"))
     f = "src * w" if weight is not None and g.weighted else "src"
     x = xp.full(n, 1.0 / max(n, 1))
-    contrib = x * _shares(inv)  # x[u] / out_degree(u): what u sends along each out-arc
+    contrib = x * inv  # x[u] / out_degree(u): what u sends along each out-arc
     y = xp.empty(n, dtype=np.float64)
     lost = dangling * (1.0 / max(n, 1))  # mass on dangling vertices, spread like the teleport
     # Each worker updates its own vertices (all of them in one process) in one fused step, adds
@@ -167,26 +168,6 @@ def _probably_last(seen, tol: float) -> bool:
     if len(seen) < 2 or not seen[-2] > 0:
         return False
     return seen[-1] * min(1.0, seen[-1] / seen[-2]) < 1.25 * tol
-
-
-def _step_degrees(eng, g) -> tuple:
-    """What the step divides by, and how many vertices dangle: on a GPU the out-degrees as uint32
-    where they fit (the step reads 4 bytes a vertex, not 8, and divides itself: the same doubles),
-    else ``1 / out-degree`` in float64 (:func:`_inverse`)."""
-    xp, deg = eng.backend.xp, g.out_degree
-    if xp is not np and (not deg.size or int(deg.max()) <= np.iinfo(np.uint32).max):
-        return eng.backend.to_device(deg.astype(np.uint32)), int(np.count_nonzero(deg == 0))
-    return _inverse(xp, eng.backend.to_device(deg.astype(np.float64)))
-
-
-def _shares(inv):
-    """``1 / out-degree`` (0 where a vertex dangles) from what the step takes (:func:`_step_degrees`)."""
-    if inv.dtype == np.float64:
-        return inv
-    dangles = inv == 0
-    share = 1.0 / (inv + dangles).astype(np.float64)
-    share[dangles] = 0.0
-    return share
 
 
 def _inverse(xp, outdeg) -> tuple:
