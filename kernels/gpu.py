@@ -16,7 +16,7 @@ import cupy as cp
 import numpy as np
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
-from .gpu_transfer import _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
+from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
 from .gpu_transfer import to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
 from .gpu_traversal import LEVEL_PARENTS, advance_levels, advance_min, bottom_up, csr_parents, flatnonzero  # noqa: F401

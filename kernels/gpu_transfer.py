@@ -39,6 +39,17 @@ class _Stager:
         self.slots = [_Slot() for _ in range(self.SLOTS)]
         self.next = 0
 
+    def clear(self) -> None:
+        """Let go of the slots' device buffers (once their copies and decodes are done): they
+        grow to the largest chunk uploaded and would otherwise stay held, outside any engine's
+        budget, after the engine is released."""
+        self.stream.synchronize()
+        for slot in self.slots:
+            if slot.done is not None:
+                slot.done.synchronize()
+            slot.buffers.clear()
+            slot.done, slot.host, slot.events = None, None, {}
+
     def upload(self, arrays: dict):
         """Device views of the host ``arrays`` (copied on the copy stream), and the slot."""
         slot = self.slots[self.next]
@@ -64,6 +75,10 @@ class _Stager:
 @cp.memoize(for_each_device=True)
 def _stager():
     return _Stager()
+
+
+# Chunks' raw copies the ring holds at once (an engine counts them against its device budget).
+STAGING_SLOTS = _Stager.SLOTS
 
 
 def empty_host(shape, dtype):
@@ -210,6 +225,7 @@ def free_unused_memory() -> None:
     to the system, and device memory to the driver, where other processes see it free (a
     worker of a multi-GPU call on the same GPU sizes its budget by what is free; blocks this
     process's pool kept would make it stream what it could hold)."""
+    _stager().clear()
     cp.get_default_pinned_memory_pool().free_all_blocks()
     cp.get_default_memory_pool().free_all_blocks()
 

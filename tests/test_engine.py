@@ -217,26 +217,30 @@ def test_profile_traces_every_chunk(tmp_path, monkeypatch):
 def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
     """On a GPU the optional device CSR gets a quarter of the budget only when full-size chunks
     still fit beside it (a budget just above the state once gave one-arc chunks), and only when
-    a CSR fits that room: else the room caches chunks (it once sat idle in every streamed pass)."""
+    a CSR fits that room: else the room caches chunks (it once sat idle in every streamed pass).
+    The chunks in flight count the copy ring's slots (they once went past the budget)."""
     class FakeGPU:
-        name, xp, kernels = "gpu", np, None
+        name, xp = "gpu", np
+        kernels = type("Kernels", (), {"STAGING_SLOTS": 3})
 
         def free_memory(self):
             return 80 << 30
 
     monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
     state = 5 * 8 * graph.num_vertices + graph.num_vertices
-    per_arc = 8 + graph.cel_nbytes_per_arc()
+    # A cached chunk: int32 ids and the weights decoded; in flight: the chunk being processed and
+    # the next, decoded, and the raw copy (local ids and weights) in each of the ring's 3 slots.
+    cached = graph.chunk_arcs * (8 + np.dtype(graph.attrs["weight_dtype"]).itemsize)
+    flight = 2 * cached + 3 * graph.chunk_arcs * graph.cel_nbytes_per_arc()
     csr = 8 * (graph.num_vertices + 1) + graph.num_arcs * (graph.id_dtype.itemsize + 8)  # float64 weights
-    flight = graph.chunk_arcs * per_arc  # a chunk in flight
-    assert csr > graph.chunk_arcs * per_arc  # so the first budget below leaves the CSR too little room
-    tight = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 3 * graph.chunk_arcs * per_arc)
+    assert csr > flight  # so the first budget below leaves the CSR too little room
+    tight = Engine(graph, device="gpu", state_arrays=5, device_memory=state + cached + 2 * flight)
     assert tight._csr_budget == 0 and tight.chunk_arcs == graph.chunk_arcs  # a CSR that could never be held
-    assert tight.cache.budget == 3 * flight - flight  # ... leaves its room to the chunks
-    budget = 4 * (state + 2 * flight + csr)
+    assert tight.cache.budget == cached + flight  # ... leaves its room to the chunks
+    budget = 4 * (state + cached + flight + csr)
     fits = Engine(graph, device="gpu", state_arrays=5, device_memory=budget)
     assert fits._csr_budget == budget // 4 and fits.cache.budget == budget - state - budget // 4 - flight
-    bare = Engine(graph, device="gpu", state_arrays=5, device_memory=state + graph.chunk_arcs * per_arc)
+    bare = Engine(graph, device="gpu", state_arrays=5, device_memory=state + (cached + flight) // 2)
     assert bare._csr_budget == 0 and bare.chunk_arcs == graph.chunk_arcs // 2
     roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)
     assert roomy._csr_budget == 25 * state and roomy.chunk_arcs == graph.chunk_arcs
@@ -266,10 +270,12 @@ def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch):
     monkeypatch.setattr(stream, "STREAM_CHUNK_ARCS", 3 * graph.chunk_arcs + 100)
     monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
     grid, state = graph.chunk_arcs, 5 * 8 * graph.num_vertices + graph.num_vertices
-    per_arc = 8 + graph.cel_nbytes_per_arc()
+    # An arc's bytes: cached, and in flight (two decoded chunks, one raw copy: FakeGPU's kernels
+    # name no copy ring).
+    per_arc = 3 * (8 + np.dtype(graph.attrs["weight_dtype"]).itemsize) + graph.cel_nbytes_per_arc()
     roomy = Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state)
     assert roomy.chunk_arcs == 3 * grid and roomy.bounds[1][0] == 3 * grid
-    mid = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 5 * grid * per_arc,
+    mid = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 5 * grid * per_arc // 2,
                  arc_range=(700, graph.num_arcs))
     assert mid.chunk_arcs == 2 * grid and mid.bounds[:2] == [(700, 1024), (1024, 2048)]
     monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 2 * graph.chunk_arcs)  # the store's chunks are small

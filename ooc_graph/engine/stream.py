@@ -115,36 +115,43 @@ class ChunkStream:
             elif state_bytes > room:
                 raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
                                   f"but the budget is {human(room)}")
+        # Bytes an arc takes in a cached chunk, and in the chunks in flight: on the CPU a prepared
+        # chunk; on a GPU the decoded chunk (int32 ids, weights) being processed, the next one
+        # decoded meanwhile (a pass's consumer still holds the last batch when the next is made),
+        # and the raw copy in every slot of the copy ring (``STAGING_SLOTS``: copies run ahead).
+        raw = graph.cel_nbytes_per_arc()
+        wbytes = np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0
         if free_device is None:
-            per_arc = PREPARED_BYTES_PER_ARC + graph.cel_nbytes_per_arc()
+            cached_arc = PREPARED_BYTES_PER_ARC + raw
+            flight_arc = in_flight * cached_arc
             free = self.memory - state_bytes
-            self._refuse_small("memory", self.memory, state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
+            self._refuse_small("memory", self.memory, state_bytes + smallest * (cached_arc + flight_arc), smallest)
         else:
-            per_arc = 8 + graph.cel_nbytes_per_arc()  # int32 ids on the device + the raw copy
+            cached_arc = 8 + wbytes
+            flight_arc = (in_flight + 1) * cached_arc + getattr(self.backend.kernels, "STAGING_SLOTS", 1) * raw
             spare = self.device_memory - state_bytes
             self._refuse_small("device_memory", self.device_memory,
-                               state_bytes + (1 + in_flight) * smallest * per_arc, smallest)
+                               state_bytes + smallest * (cached_arc + flight_arc), smallest)
             if grid >= COALESCE_MIN_ARCS and not graph.augmented:
                 largest = max(1, STREAM_CHUNK_ARCS // grid) * grid
             # The device CSR (frontier advance only) takes a quarter of the budget, but never the
             # room that full-size chunks in flight need: streaming comes first. Where one side of
             # the CSR is larger than that room, it could never be held: the chunks get the room.
-            room = min(self.device_memory // 4, max(spare - (1 + in_flight) * largest * per_arc, 0))
+            room = min(self.device_memory // 4, max(spare - largest * (cached_arc + flight_arc), 0))
             self._csr_budget = room if self._csr_nbytes() <= room else 0
             free = spare - self._csr_budget
-        chunk = max(smallest, min(largest, (free // (1 + in_flight)) // per_arc))
+        chunk = max(smallest, min(largest, free // (cached_arc + flight_arc)))
         if chunk > grid:  # whole store chunks
             chunk -= chunk % grid
         self.chunk_arcs = chunk
         self.bounds = _cut(start, stop, chunk, grid)
-        self.cache = ResidentCache(free - in_flight * chunk * per_arc)
+        self.cache = ResidentCache(free - chunk * flight_arc)
         # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
         # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
         # Where the device cache holds every chunk, a raw copy would only cost pinned allocations
         # (cudaHostAlloc: ~0.34 s of a 1.7 s first call on R-MAT-24): reads then go through CuPy's
         # pinned pool, whose few blocks are reused chunk after chunk.
-        wbytes = np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0
-        holds_all = self.cache.budget >= arcs * (8 + wbytes) and not graph.augmented
+        holds_all = self.cache.budget >= arcs * cached_arc and not graph.augmented
         self.host_cache = None if free_device is None or holds_all else ResidentCache(self.memory)
         self.stats = Stats()
         offsets, bsrc, bdst = graph.blocks
