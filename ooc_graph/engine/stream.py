@@ -49,6 +49,10 @@ MAX_CHUNKS_PER_PASS = 4096
 # of the pinned ceiling with 4 Mi-arc chunks, 96% with 16 Mi (benchmarks/RESULTS.md).
 STREAM_CHUNK_ARCS = 1 << 24
 COALESCE_MIN_ARCS = 1 << 20
+# Device memory kept back from the chunks for the kernels' small scratch (reductions' partial sums,
+# scalars; CuPy rounds blocks up to 512 bytes): a thousandth of the budget, at most this. Without it
+# a streamed PageRank took its 302 MB budget and 30 KB more (benchmarks/RESULTS.md).
+DEVICE_SCRATCH_BYTES = 256 << 10
 
 
 @dataclass
@@ -129,9 +133,10 @@ class ChunkStream:
         else:
             cached_arc = 8 + wbytes
             flight_arc = (in_flight + 1) * cached_arc + getattr(self.backend.kernels, "STAGING_SLOTS", 1) * raw
-            spare = self.device_memory - state_bytes
+            scratch = min(DEVICE_SCRATCH_BYTES, self.device_memory // 1024)
+            spare = self.device_memory - state_bytes - scratch
             self._refuse_small("device_memory", self.device_memory,
-                               state_bytes + smallest * (cached_arc + flight_arc), smallest)
+                               state_bytes + scratch + smallest * (cached_arc + flight_arc), smallest)
             if grid >= COALESCE_MIN_ARCS and not graph.augmented:
                 largest = max(1, STREAM_CHUNK_ARCS // grid) * grid
             # The device CSR (frontier advance only) takes a quarter of the budget, but never the
