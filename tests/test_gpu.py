@@ -461,7 +461,7 @@ def test_streamed_calls_keep_to_device_memory_and_release_frees_the_copy_ring(tm
         pool.free_all_blocks()
         base = pool.total_bytes()
         r = getattr(ooc_graph, algo)(G, device="gpu", device_memory=budget, **kw)
-        assert r.stats["bytes_to_device"] > G.num_arcs * 2 * r.stats["passes"] // 2  # streamed on every pass
+        assert r.stats["bytes_to_device"] > G.num_arcs * r.stats["passes"]  # streamed on every pass
         assert pool.total_bytes() - base <= budget, (algo, pool.total_bytes() - base, budget)
     G.release()
     assert all(not slot.buffers for slot in gpu_transfer._stager().slots)

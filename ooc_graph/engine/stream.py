@@ -104,8 +104,8 @@ class ChunkStream:
         state_bytes = state_arrays * 8 * n + n  # float64 arrays and the change flags
         self._csr_budget = self.memory // 4
         free_device = self.backend.free_memory()
-        # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store)
-        # may take at most half of what is left; the rest caches chunks.
+        # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store):
+        # the chunks in flight and one cached chunk must fit what is left; the rest caches chunks.
         in_flight = 2 if graph.augmented else 1
         grid = largest = graph.chunk_arcs  # the store's chunk; the largest the engine takes at a time
         smallest = min(grid, max(1, -(-arcs // MAX_CHUNKS_PER_PASS)))
