@@ -246,11 +246,13 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
     lost p) + (1 - alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new *
     inv``, ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv ==
     0``); compiled, one pass whose sums run in order (the reference's are pairwise: the last bits
-    differ)."""
+    differ). ``contrib=None``: the contributions are not written."""
     if out is not None and out is not x:
         out[...] = x
         x = out
     fast = compiled()
+    if contrib is None:
+        contrib = np.empty_like(x) if fast is not None else None
     if fast is not None and all(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in (y, x, inv, contrib)):
         scalar = np.isscalar(p)
         err, dangling = fast.pagerank_step(y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64),
@@ -259,7 +261,8 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
     new = alpha * (y + lost * p) + (1 - alpha) * p
     err = float(np.abs(new - x).sum())
     dangling = float(new[inv == 0].sum())
-    np.multiply(new, inv, out=contrib)
+    if contrib is not None:
+        np.multiply(new, inv, out=contrib)
     x[...] = new
     return np.array([err, dangling])
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
-from .gpu_transfer import to_host_later  # noqa: F401
+from .gpu_transfer import page_locked, to_host_behind, to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
 from .gpu_traversal import LEVEL_PARENTS, advance_levels, advance_min, bottom_up, csr_parents, flatnonzero  # noqa: F401
 from .gpu_wedges import wedge_count  # noqa: F401
@@ -156,6 +156,27 @@ def _slice(batch: Batch, a: int, b: int) -> Batch:
                  None if batch.weight is None else batch.weight[a:b])
 
 
+def destination_stripes(batch: Batch, num_vertices: int, stripes: int) -> list:
+    """The arcs of a :func:`source_blocked` batch by destination: ``[(lo, hi, parts)]`` for
+    ``stripes`` equal vertex ranges ``[lo, hi)``, ``parts`` the batch's slices (one per source
+    segment holding any) whose destinations lie in it: a pull over them gives the sums of
+    ``[lo, hi)``, each from L2 as in a whole pass. Views, no copy; one pass over the arcs."""
+    stripe = max(1, -(-num_vertices // stripes))
+    stripes = -(-num_vertices // stripe)
+    segments = ((max(num_vertices, 1) - 1) >> SEGMENT_BITS) + 1
+    cells = segments * stripes
+    starts = cp.empty(cells + 1, dtype=np.int64)
+    _launch("ooc_graph_cell_starts", batch.num_arcs + 1,
+            (batch.src, batch.dst, np.int32(SEGMENT_BITS), np.int64(stripe), np.int32(stripes), starts,
+             np.int64(cells), np.int64(batch.num_arcs)))
+    starts = starts.get()
+    out = []
+    for j in range(stripes):
+        cuts = [(int(starts[s * stripes + j]), int(starts[s * stripes + j + 1])) for s in range(segments)]
+        out.append((j * stripe, min((j + 1) * stripe, num_vertices), [_slice(batch, a, b) for a, b in cuts if b > a]))
+    return out
+
+
 def pull_sum(batch: Batch, x, out) -> None:
     _launch("ooc_graph_pull_sum", batch.num_arcs, (batch.src, batch.dst, x, out, np.int64(batch.num_arcs)))
 
@@ -225,6 +246,7 @@ def pagerank_step(y, x, p, inv, alpha: float, lost, contrib, out=None):
     """One PageRank update of a vertex range (see :func:`.cpu.pagerank_step`) into ``out``
     (default: ``x``, in place); one fused pass over the arrays. ``lost`` is a float or a device
     array whose first element is it (the previous step's dangling sum, not yet on the host).
+    ``contrib=None``: the contributions are not written (a pull may still be reading them).
     Returns device scalars ``(err, dangling)``."""
     m = int(x.size)
     partial = _partials()
@@ -236,7 +258,8 @@ def pagerank_step(y, x, p, inv, alpha: float, lost, contrib, out=None):
             (blocks,), (_THREADS,),
             (y, x, x if out is None else out, p if use_p else _dummy64(), np.float64(0.0 if use_p else p),
              np.int32(use_p), inv, np.float64(alpha), lost if on_device else _dummy64(),
-             np.float64(0.0 if on_device else lost), np.int32(on_device), contrib, partial, np.int64(m)))
+             np.float64(0.0 if on_device else lost), np.int32(on_device),
+             _dummy64() if contrib is None else contrib, np.int32(contrib is not None), partial, np.int64(m)))
         sums = partial[:2 * blocks].reshape(blocks, 2).sum(axis=0)
     else:
         sums = cp.zeros(2, dtype=np.float64)

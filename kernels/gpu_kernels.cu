@@ -49,6 +49,21 @@ __global__ void ooc_graph_pull_sum(const int* __restrict__ src, const int* __res
     if ((lane == 31 || next != d) && d >= 0) atomicAdd(&out[d], v);
 }
 
+// Where each cell of a source-blocked batch begins: arcs are sorted by source segment, then
+// destination, and a cell is (segment, destination stripe), stripes of `stripe` vertices, so
+// cells follow one another along the arcs. starts[c] = the first arc at or after cell c (m past
+// the last); one thread per arc and one for the end, each filling the cells its arc opens.
+__global__ void ooc_graph_cell_starts(const int* __restrict__ src, const int* __restrict__ dst,
+                                      const int seg_bits, const long long stripe, const int stripes,
+                                      long long* __restrict__ starts, const long long cells,
+                                      const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > m) return;
+    const long long c = i < m ? (long long)(src[i] >> seg_bits) * stripes + dst[i] / stripe : cells;
+    const long long before = i > 0 ? (long long)(src[i - 1] >> seg_bits) * stripes + dst[i - 1] / stripe : -1;
+    for (long long q = before + 1; q <= c && q <= cells; ++q) starts[q] = i;
+}
+
 // state[v] = min(state[v], state[u] + w) over arcs u->v; changed[v] = 1 where it dropped, and
 // any[0] = 1 if anything did.
 template <typename W>
@@ -136,7 +151,8 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const doub
                                         const double* __restrict__ inv, const double alpha,
                                         const double* __restrict__ lost_ptr, const double lost_const,
                                         const int use_lost_ptr, double* __restrict__ contrib,
-                                        double* __restrict__ partial, const long long m) {
+                                        const int write_contrib, double* __restrict__ partial,
+                                        const long long m) {
     const double lost = use_lost_ptr ? *lost_ptr : lost_const;
     double err = 0.0, dangling = 0.0;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
@@ -146,7 +162,7 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const doub
         err += fabs(xn - x[i]);
         const double w = inv[i];
         if (w == 0.0) dangling += xn;
-        contrib[i] = xn * w;
+        if (write_contrib) contrib[i] = xn * w;
         x_out[i] = xn;
     }
     __shared__ double s_err[32], s_dang[32];

@@ -18,7 +18,7 @@ _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "csr_parent",
               "csr_parent_heavy")
 _PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "flag_count", "flag_ids",
-          "wedge_count", "brandes_forward", "brandes_backward")
+          "wedge_count", "brandes_forward", "brandes_backward", "cell_starts")
 
 
 @cp.memoize(for_each_device=True)

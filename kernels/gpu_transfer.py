@@ -153,6 +153,23 @@ def to_host_later(array):
     return out, stream.record()
 
 
+@cp.memoize(for_each_device=True)
+def _results_stream():
+    return cp.cuda.Stream(non_blocking=True)
+
+
+def to_host_behind(array, out):
+    """Queue the copy of ``array`` (a contiguous CuPy array) into ``out`` (page-locked host
+    memory of its size: see :func:`page_locked`) on a stream of its own, behind the work queued
+    so far on the current stream, which goes on meanwhile. Returns the event after which ``out``
+    holds it; copies queued this way run in order."""
+    stream = _results_stream()
+    stream.wait_event(cp.cuda.get_current_stream().record())
+    cp.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes, cp.cuda.runtime.memcpyDeviceToHost,
+                                stream.ptr)
+    return stream.record()
+
+
 def to_host(array, out=None) -> np.ndarray:
     """``array`` (a CuPy array) in host memory: ``out`` if given (any writable C-contiguous host
     array of its shape and dtype, e.g. a memory map), else a new NumPy array."""
@@ -162,7 +179,7 @@ def to_host(array, out=None) -> np.ndarray:
     if array.nbytes < 2 * _STAGE_BYTES:  # the driver's own copy (direct into page-locked memory)
         array.get(out=out)
         return out
-    if _page_locked(out):  # one copy at bus speed, no staging
+    if page_locked(out):  # one copy at bus speed, no staging
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes,
                                     cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
@@ -233,7 +250,9 @@ def free_unused_memory() -> None:
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
 
-def _page_locked(out) -> bool:
+def page_locked(out) -> bool:
+    """Whether ``out`` is C-contiguous page-locked host memory (a copy into it runs
+    asynchronously, at bus speed)."""
     if not out.flags.c_contiguous:
         return False
     try:

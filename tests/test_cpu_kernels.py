@@ -229,6 +229,15 @@ def test_pagerank_step_equals_reference():
         np.testing.assert_array_equal(out[0][0], out[1][0])
         np.testing.assert_array_equal(out[0][1], out[1][1])
         np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-12)
+        for compiled in (False, True):  # contrib=None: the same step, contributions not written
+            cpu.USE_COMPILED = compiled
+            try:
+                x = x0.copy()
+                sums = cpu.pagerank_step(y, x, p, inv, 0.85, 0.01, None)
+            finally:
+                cpu.USE_COMPILED = True
+            np.testing.assert_array_equal(x, out[0][0])
+            np.testing.assert_allclose(sums, out[0][2], rtol=1e-12)
 
 
 def test_without_numba_the_numpy_path_runs(tmp_path, monkeypatch):

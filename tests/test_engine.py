@@ -314,3 +314,25 @@ def test_whole_graph_pass_where_the_backend_blocks(graph, monkeypatch):
     np.testing.assert_allclose(tight.values, ref.values, rtol=1e-12)
     assert not next(e for k, e in graph.engines.items() if k[1] == "48KiB")._whole  # no room: chunks
     graph.release()
+
+
+def test_pull_sum_then_runs_after_the_sums_it_reads(graph):
+    """``then(lo, hi)`` sees the finished sums of its range (here, where no stripes are cut, once
+    for every vertex after the pass) and its values are returned."""
+    e = Engine(graph, device="cpu")
+    x = np.random.default_rng(0).random(graph.num_vertices)
+    ref = e.pull_sum(x)
+    y = np.full(graph.num_vertices, np.nan)
+    seen = e.pull_sum(x, out=y, then=lambda a, b: (a, b, y[a:b].copy()), stripes=8)
+    assert [s[:2] for s in seen] == [(0, graph.num_vertices)]
+    np.testing.assert_allclose(seen[0][2], ref, rtol=1e-12)
+    assert not e.sends_results and not e.send_result(y, 0, 1)  # the CPU has nothing to send
+
+
+def test_the_last_step_is_foreseen_from_the_shrinking_changes():
+    from ooc_graph.algorithms.pagerank import _probably_last
+    assert not _probably_last([], 1e-6) and not _probably_last([1e-5], 1e-6)
+    seen = [1e-4, 1e-5]  # a tenth a step: the next change 1e-6, the one after 1e-7
+    assert not _probably_last(seen, 1e-7) and _probably_last(seen, 1e-7, 2)
+    assert _probably_last(seen, 1e-6) and not _probably_last(seen, 1e-8, 2)
+    assert not _probably_last([0.0, 0.0], 1e-6)  # no ratio to go by

@@ -214,7 +214,7 @@ def test_large_results_come_back_in_page_locked_memory(tmp_path):
     for algo, kw in (("bfs", {"source": 0}), ("pagerank", {"tol": 1e-10}), ("bfs", {"source": 5})):
         cpu, gpu_result = _pair(G, algo, **kw)
         _same(cpu, gpu_result, algo)
-        assert all(gpu_transfer._page_locked(a) for a in gpu_result.arrays().values())
+        assert all(gpu_transfer.page_locked(a) for a in gpu_result.arrays().values())
     G.release()  # frees the pool's unused blocks
     G.close()
 

@@ -16,6 +16,9 @@ from ._result import PageRankResult
 __all__ = ["pagerank"]
 log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
+# Stripes of the last pull where its result goes to the host as each is done (one GPU): the copy
+# of the last stripe, an eighth of the result's, is what is left after the pass.
+RESULT_STRIPES = 8
 
 
 @distributable
@@ -112,6 +115,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # host looks at it before queuing more (a wasted step costs a pass, a wrong guess a pause).
     ahead = eng.sums_arrive_late
     spare = xp.empty_like(x) if ahead else x
+    by_stripes = ahead and f == "src" and eng.sends_results
 
     seen = []  # the L1 changes looked at so far
 
@@ -122,16 +126,33 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", i, err, tol)
         return mode == "networkx" and err < tol
 
+    def final_step(a, b):
+        """The step of vertices [a, b) of a pull run by stripes, sent to the host at once (it is
+        probably the answer); other stripes still read contrib, so it is left as it was."""
+        part = slice(a, b)
+        sums = k.pagerank_step(y[part], x[part], p if np.isscalar(p) else p[part], inv[part], alpha, lost, None,
+                               out=spare[part])
+        eng.send_result(spare, a, b)
+        return sums
+
     converged, it, late = n == 0, 0, None  # late: (iteration, Sums) not looked at yet
     while not converged and it < max_iter:
         it += 1
-        if f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
+        # A step that will probably be the last (the changes so far say so, or max_iter) runs by
+        # destination stripes on one GPU, each sent to the host as it is done: the result's copy
+        # overlaps the pass instead of following it (a fifth of a pass on R-MAT-25).
+        final = by_stripes and (it == max_iter or (mode == "networkx" and _probably_last(seen, tol, 2 if late else 1)))
+        if final:
+            parts = eng.pull_sum(contrib, out=y, gather=False, then=final_step, stripes=RESULT_STRIPES)
+            sums = xp.stack(parts).sum(axis=0)
+        elif f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
             eng.pull_sum(contrib, out=y, gather=False)  # the tuned kernel (source-blocked on a GPU)
         else:
             y[mine] = 0.0
             eng.edge_map(f, contrib, out=y, gather=False)
-        sums = k.pagerank_step(y[mine], x[mine], p_mine, inv[mine], alpha, lost, contrib[mine],
-                               out=spare[mine] if ahead else None)
+        if not final:
+            sums = k.pagerank_step(y[mine], x[mine], p_mine, inv[mine], alpha, lost, contrib[mine],
+                                   out=spare[mine] if ahead else None)
         if not ahead:
             eng.gather(contrib, wait=False)  # queued: the sums below wait for it
             now = eng.sum_over_workers(sums, wait=False)
@@ -144,7 +165,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         # Whether step it is probably the last (the changes so far say it converges, or max_iter):
         # then the host looks at it at once, and its contributions, which only a next pull reads,
         # are sent only if it was not.
-        last = it == max_iter or (mode == "networkx" and _probably_last(seen, tol))
+        last = final or it == max_iter or (mode == "networkx" and _probably_last(seen, tol))
         if not last:
             eng.gather(contrib, wait=False)  # queued: the sums below go with it
         now = eng.sum_over_workers(sums, wait=False)
@@ -153,6 +174,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         if last:
             converged, late = look(*late), None
             if not converged and it < max_iter:
+                if final:  # its step left them out
+                    xp.multiply(x[mine], inv[mine], out=contrib[mine])
                 eng.gather(contrib, wait=False)  # the next pull needs them after all
     if mode == "graphalytics":
         converged = True
@@ -161,13 +184,13 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     return run.finish(PageRankResult, "pagerank", params, it, converged, store, values=eng.result(x, gathered=False))
 
 
-def _probably_last(seen, tol: float) -> bool:
-    """Whether the step after the last one looked at will probably change x by less than
-    ``tol``: the last change times the last ratio of changes (they shrink about geometrically),
-    with a margin of a quarter."""
+def _probably_last(seen, tol: float, steps: int = 1) -> bool:
+    """Whether the ``steps``-th step after the last one looked at will probably change x by less
+    than ``tol``: the last change times the last ratio of changes to that power (they shrink
+    about geometrically), with a margin of a quarter."""
     if len(seen) < 2 or not seen[-2] > 0:
         return False
-    return seen[-1] * min(1.0, seen[-1] / seen[-2]) < 1.25 * tol
+    return seen[-1] * min(1.0, seen[-1] / seen[-2]) ** steps < 1.25 * tol
 
 
 def _inverse(xp, outdeg) -> tuple:

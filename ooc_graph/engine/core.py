@@ -73,6 +73,7 @@ class Engine(Trees, Traversals, ChunkStream):
         self._whole_ok = None  # whether every rank can run whole compiled traversals (agreed once)
         self._prepared = None  # result memory being made ready (prepare_results)
         self.results_on_device = False  # this call returns its arrays on the GPU (output="cupy")
+        self._sending = None  # [device array, host array, vertices sent, event after its last copy]
         self._stop_agreed = None  # whether to stop, agreed on by sum_over_workers
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -82,6 +83,7 @@ class Engine(Trees, Traversals, ChunkStream):
         super().reset_stats()
         self._advance_ok = self._pull_ok = self._whole_ok = None
         self._stop_agreed = None
+        self._sent(None)
 
     def release(self):
         """Free what the engine holds (result memory being prepared included; on a GPU the unused
@@ -148,6 +150,7 @@ class Engine(Trees, Traversals, ChunkStream):
         self._prepared = Prepared([((n,), d) for d in dtypes], make, part)
 
     def discard_prepared(self) -> None:
+        self._sent(None)  # no copy still writes into memory dropped here
         if self._prepared is not None:
             self._prepared.discard()
             self._prepared = None
@@ -173,7 +176,11 @@ class Engine(Trees, Traversals, ChunkStream):
             return None
         if (self.backend.xp is np and self.host_empty is None) or self.results_on_device:
             return array
-        out = None if self._prepared is None else self._prepared.take(array.shape, array.dtype)
+        out, whole = self._sent(array)
+        if whole:  # every vertex of it sent already
+            return out
+        if out is None and self._prepared is not None:
+            out = self._prepared.take(array.shape, array.dtype)
         if out is None and self.host_empty is not None:
             out = self.host_empty(array.shape, array.dtype)
         if self._slices:
@@ -181,6 +188,46 @@ class Engine(Trees, Traversals, ChunkStream):
             self.backend.to_host(array[lo:hi], out[lo:hi])
             return out
         return self.backend.to_host(array, out)
+
+    @property
+    def sends_results(self) -> bool:
+        """Whether :meth:`send_result` may send (one GPU in one process, results for the host)."""
+        return (self.backend.xp is not np and self.comm.size == 1 and not self.results_on_device
+                and self._prepared is not None)
+
+    def send_result(self, array, lo: int, hi: int) -> bool:
+        """Start copying ``array[lo:hi]``, final values of a result this call will return through
+        :meth:`result`, to host memory while the device goes on (after the work queued so far).
+        Only a one-process GPU run with its result for the host, in page-locked memory prepared
+        and ready, sends; elsewhere (or where ``array`` is not one such result) this returns
+        False and :meth:`result` copies as usual. Where every vertex of ``array`` was sent,
+        :meth:`result` only waits for the copies; sending another array starts over."""
+        k, n = self.backend.kernels, self.graph.num_vertices
+        s = self._sending
+        if s is None or s[0] is not array:
+            if not self.sends_results or array.shape != (n,) or not self._prepared.ready:
+                return False
+            # The host memory of an array sent before (step i was not the last: step i + 1's
+            # values go there, behind the copies already queued), or the prepared array.
+            reuse = s is not None and s[1].dtype == array.dtype
+            host = s[1] if reuse else self._prepared.take(array.shape, array.dtype)
+            if host is None or not k.page_locked(host):
+                self._sending = None if host is None else [None, host, 0, s[3] if s else None]
+                return False
+            s = self._sending = [array, host, 0, None]
+        s[3] = k.to_host_behind(array[lo:hi], s[1][lo:hi])
+        s[2] += hi - lo
+        return True
+
+    def _sent(self, array) -> tuple:
+        """``(host array, whole)``: the host array :meth:`send_result` copied into, once its
+        copies have landed (None if none), and whether they were all of ``array``."""
+        s, self._sending = self._sending, None
+        if s is None:
+            return None, False
+        if s[3] is not None:
+            s[3].synchronize()
+        return s[1], s[0] is array and s[2] == self.graph.num_vertices
 
     def gather(self, x, *, wait: bool = True) -> None:
         """Fill the other workers' ranges of ``x`` from them (nothing in one process).
@@ -235,13 +282,20 @@ class Engine(Trees, Traversals, ChunkStream):
         self._stop_agreed = stop
 
     # -- operators ------------------------------------------------------------------------------
-    def pull_sum(self, x, *, out=None, gather: bool = True):
+    def pull_sum(self, x, *, out=None, gather: bool = True, then=None, stripes: int = 1):
         """``y[v] = Σ_{u→v} x[u]`` over all arcs (one pass). On a GPU holding every chunk, passes
         after the first run over one cache-blocked copy of the graph (:func:`kernels.gpu.source_blocked`).
 
         ``out`` (n float64) receives ``y``; ``gather=False`` leaves the other workers' ranges of
         it unset (only :attr:`owned` is valid): an algorithm that then updates only its own
-        vertices exchanges what it needs itself, once per iteration."""
+        vertices exchanges what it needs itself, once per iteration.
+
+        ``then(lo, hi)`` is called once the sums of the owned vertices ``[lo, hi)`` are queued,
+        and the list of what it returned is returned instead of ``y``. With ``stripes > 1``, where
+        the pass runs over the cache-blocked copy in one process (and is not profiled), it runs by
+        destination stripes, calling ``then`` after each: what ``then`` queues (a step, a copy of
+        final values to the host) overlaps the rest of the pass. ``then`` may overwrite ``y`` and
+        the vertex values of its own range, but not ``x``: later stripes still read all of it."""
         k, xp = self.backend.kernels, self.backend.xp
         t = time.perf_counter()
         lo, hi = self.owned
@@ -251,6 +305,17 @@ class Engine(Trees, Traversals, ChunkStream):
             y = out
             y[lo:hi] = 0.0  # passes write only the owned destinations
         whole = self._whole_graph()
+        cut = self._stripes(whole, stripes) if then is not None else None
+        if cut is not None:
+            done = []
+            self.comm.join()
+            for _ in self._whole_pass(whole):
+                for a, b, parts in cut:
+                    for part in parts:
+                        k.pull_sum(part, x, y)
+                    done.append(then(a, b))
+            self.stats.seconds_computing += time.perf_counter() - t
+            return done
         if whole is not None and self.comm.size > 1:  # x's other ranges may still be on their way
             own, others = self._own_sources(whole)
             for batch in self._whole_pass(whole):
@@ -266,7 +331,7 @@ class Engine(Trees, Traversals, ChunkStream):
         if gather:
             self._exchange(self.comm.gather_owned, y)
         self.stats.seconds_computing += time.perf_counter() - t
-        return y
+        return y if then is None else [then(lo, hi)]
 
     def hook_components(self):
         """Connected components by hooking and pointer jumping (Gunrock CC): each pass hangs the

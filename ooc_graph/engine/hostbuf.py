@@ -97,6 +97,11 @@ class Prepared:
         except Exception as err:  # taking falls back to a fresh allocation; the error is kept
             self._error = err
 
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`take` would not wait."""
+        return not self._thread.is_alive()
+
     def take(self, shape, dtype):
         """A prepared array of this shape and dtype, or ``None`` if none was asked for."""
         self._thread.join()

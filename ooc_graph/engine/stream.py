@@ -174,6 +174,7 @@ class ChunkStream:
         self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
         self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
         self._own_cut = None  # (that batch, its arcs from this rank's sources and the others)
+        self._stripe_cut = None  # (that batch, stripes, its arcs by destination stripe)
         self._reader = None  # the thread that reads chunks ahead, made on first need
         self._trace = None  # the current pass's PassTrace while profiling
         self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
@@ -198,7 +199,7 @@ class ChunkStream:
             self.host_cache.clear()
         self._csr.clear()
         self._vertex.clear()
-        self._whole = self._own_cut = None
+        self._whole = self._own_cut = self._stripe_cut = None
         if self._reader is not None:
             self._reader.shutdown(wait=True)
             self._reader = None
@@ -367,6 +368,17 @@ class ChunkStream:
         if self._own_cut is None or self._own_cut[0] is not whole:
             self._own_cut = (whole, self.backend.kernels.split_sources(whole, *self.owned))
         return self._own_cut[1]
+
+    def _stripes(self, whole, stripes: int):
+        """The cache-blocked copy by destination stripes (:func:`kernels.gpu.destination_stripes`),
+        cut once per layout; None where a pull runs whole (several stripes not asked for, no such
+        copy, a distributed run, or a profiled one, whose pass seconds are the sums alone)."""
+        if stripes <= 1 or whole is None or self.comm.size > 1 or self.profile:
+            return None
+        if self._stripe_cut is None or self._stripe_cut[0] is not whole or self._stripe_cut[1] != stripes:
+            cut = self.backend.kernels.destination_stripes(whole, self.graph.num_vertices, stripes)
+            self._stripe_cut = (whole, stripes, cut)
+        return self._stripe_cut[2]
 
     def _whole_pass(self, batch):
         """Yield ``batch`` (the whole graph) as one pass over every chunk."""
