@@ -336,3 +336,24 @@ def test_the_last_step_is_foreseen_from_the_shrinking_changes():
     assert not _probably_last(seen, 1e-7) and _probably_last(seen, 1e-7, 2)
     assert _probably_last(seen, 1e-6) and not _probably_last(seen, 1e-8, 2)
     assert not _probably_last([0.0, 0.0], 1e-6)  # no ratio to go by
+
+
+@pytest.mark.parametrize("algo,kw", [("pagerank", {"max_iter": 3, "tol": 1e-30}), ("bfs", {"source": 0}), ("wcc", {})])
+def test_streamed_cpu_calls_keep_to_memory(tmp_path, algo, kw):
+    """A streamed CPU call's arrays (NumPy's, traced) stay within ``memory``: the budget counts the
+    two prepared chunks a pass holds at a time and the raw chunks read ahead, not one chunk."""
+    import tracemalloc
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 16, 16, seed=1, directed=True, progress=False)
+    budget = 5 * 8 * G.num_vertices + G.num_vertices + 10 * G.num_arcs  # about half the arcs cached
+    getattr(ooc_graph, algo)(G, device="cpu", memory=budget, **kw)  # modules imported, kernels compiled
+    G.release()
+    tracemalloc.start()
+    try:
+        r = getattr(ooc_graph, algo)(G, device="cpu", memory=budget, **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    engine = next(iter(G.engines.values()))
+    assert r.stats["chunks"] > 4 and engine.chunk_arcs >= stream.PREFETCH_MIN_ARCS  # streamed, read ahead
+    assert peak <= budget, f"{peak:,} bytes traced for a budget of {budget:,}"
+    G.close()

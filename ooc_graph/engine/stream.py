@@ -119,15 +119,16 @@ class ChunkStream:
             elif state_bytes > room:
                 raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
                                   f"but the budget is {human(room)}")
-        # Bytes an arc takes in a cached chunk, and in the chunks in flight: on the CPU a prepared
-        # chunk; on a GPU the decoded chunk (int32 ids, weights) being processed, the next one
-        # decoded meanwhile (a pass's consumer still holds the last batch when the next is made),
-        # and the raw copy in every slot of the copy ring (``STAGING_SLOTS``: copies run ahead).
+        # Bytes an arc takes in a cached chunk, and in the chunks in flight. A pass's consumer
+        # still holds the last batch while the next is made, so two are in flight: on the CPU two
+        # prepared chunks, the raw one being prepared and the raw ones read ahead (``PREFETCH``);
+        # on a GPU two decoded chunks (int32 ids, weights) and the raw copy in every slot of the
+        # copy ring (``STAGING_SLOTS``: copies run ahead).
         raw = graph.cel_nbytes_per_arc()
         wbytes = np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0
         if free_device is None:
             cached_arc = PREPARED_BYTES_PER_ARC + raw
-            flight_arc = in_flight * cached_arc
+            flight_arc = in_flight * (PREPARED_BYTES_PER_ARC + cached_arc) + PREFETCH * raw
             free = self.memory - state_bytes
             self._refuse_small("memory", self.memory, state_bytes + smallest * (cached_arc + flight_arc), smallest)
         else:
