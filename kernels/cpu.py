@@ -246,7 +246,10 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
     lost p) + (1 - alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new *
     inv``, ``x = x_new``. Returns ``(Σ|x_new - x|, Σ x_new over dangling vertices)`` (``inv ==
     0``); compiled, one pass whose sums run in order (the reference's are pairwise: the last bits
-    differ). ``contrib=None``: the contributions are not written."""
+    differ). ``contrib=None``: the contributions are not written. ``lost`` is a float or, as on a
+    GPU, an array whose first element is it."""
+    if isinstance(lost, np.ndarray):
+        lost = lost.reshape(-1)[0]
     if out is not None and out is not x:
         out[...] = x
         x = out

@@ -84,6 +84,57 @@ def hub_edges(rng, *, n, weighted=False):
     return src.astype(np.int64), dst.astype(np.int64), w
 
 
+# Guesses of PageRank's last step (``pagerank._probably_last`` stood in for), for the tests of
+# runs that send results during their last pass: right (the real one), always, two steps ahead,
+# never, and one wrong guess before a pull (step 4, or 5: into either x) after which the run ends on
+# a step not guessed, whose values may be in the array sent.
+LAST_STEP_GUESSES = ("changes", "always", "two-ahead", "never", "once-early", "once-later")
+
+
+def guess_last_step(monkeypatch, guess: str) -> None:
+    import importlib
+    module = importlib.import_module("ooc_graph.algorithms.pagerank")  # the package exports the function
+    foresee = module._probably_last
+    if guess != "changes":
+        monkeypatch.setattr(module, "_probably_last", {
+            "always": lambda seen, tol, steps=1: True,
+            "two-ahead": lambda seen, tol, steps=1: steps == 2 or foresee(seen, tol, steps),
+            "never": lambda seen, tol, steps=1: False,
+            "once-early": lambda seen, tol, steps=1: steps == 2 and len(seen) == 2,
+            "once-later": lambda seen, tol, steps=1: steps == 2 and len(seen) == 3}[guess])
+
+
+def pagerank_guess_cases(personalization):
+    """PageRank parameters that end a run on tol, on max_iter (1 too), personalized, Graphalytics."""
+    return ({"tol": 1e-6}, {"tol": 1e-11, "max_iter": 300}, {"tol": 1e-12, "max_iter": 9}, {"max_iter": 1},
+            {"tol": 1e-8, "personalization": personalization}, {"mode": "graphalytics", "max_iter": 6})
+
+
+def assert_guessed_run(guess: str, kw: dict, ref, got, sent: list, rtol: float) -> None:
+    """``got``, a PageRank run under ``guess`` with parameters ``kw``, against ``ref`` (looking at
+    once); ``sent``: whether each part of a result it sent was sent."""
+    assert (got.iterations, got.converged) == (ref.iterations, ref.converged), kw
+    np.testing.assert_allclose(got.values, ref.values, rtol=rtol, atol=1e-15)
+    if guess == "never" and "max_iter" not in kw:
+        assert not sent  # a run that ends on tol and never guesses sends nothing
+    if guess.startswith("once") and "max_iter" not in kw:
+        assert ref.iterations > 6 and sent and all(sent)  # the wrong guess was made and sent
+    if kw.get("mode") == "graphalytics":  # its last step is known and sent
+        assert sent and sent[-1]
+
+
+@pytest.fixture(scope="module")
+def guess_graph(tmp_path_factory):
+    """A random directed graph of 3,007 vertices, some dangling, for :func:`guess_last_step`."""
+    import ooc_graph
+    rng = np.random.default_rng(8)
+    n = 3000
+    src, dst, _ = random_edges(rng, n=n, m=8 * n)
+    keep = rng.random(src.size) < 0.9
+    return ooc_graph.convert((src[keep], dst[keep]), tmp_path_factory.mktemp("guess") / "g.h5", directed=True,
+                             num_vertices=n + 7, interval_size=256, chunk_arcs=2048, progress=False)
+
+
 def nx_graph(src, dst, w, *, directed, n=None, dedupe=True, nodes=None):
     """The reference graph: duplicates merged keeping the smallest weight, as the store does."""
     import networkx as nx

@@ -10,7 +10,7 @@ import pytest
 import ooc_graph
 from ooc_graph.engine import Engine, core, hostbuf
 
-from conftest import random_edges
+from conftest import LAST_STEP_GUESSES, assert_guessed_run, guess_last_step, pagerank_guess_cases
 
 pytestmark = pytest.mark.gpu
 pagerank_module = importlib.import_module("ooc_graph.algorithms.pagerank")  # the package exports the function
@@ -44,54 +44,35 @@ def test_destination_stripes_cut_every_arc_once(monkeypatch, seed):
         assert sorted(arcs) == every
 
 
-@pytest.fixture(scope="module")
-def graph(tmp_path_factory):
-    rng = np.random.default_rng(8)
-    n = 3000
-    src, dst, _ = random_edges(rng, n=n, m=8 * n)
-    keep = rng.random(src.size) < 0.9  # some vertices dangle
-    return ooc_graph.convert((src[keep], dst[keep]), tmp_path_factory.mktemp("s") / "g.h5", directed=True,
-                             num_vertices=n + 7, interval_size=256, chunk_arcs=2048, progress=False)
-
-
-@pytest.mark.parametrize("guess", ["changes", "always", "two-ahead", "never"])
-def test_pagerank_sent_by_stripes_stops_where_the_cpu_stops(graph, monkeypatch, guess):
+@pytest.mark.parametrize("guess", LAST_STEP_GUESSES)
+def test_pagerank_sent_by_stripes_stops_where_the_cpu_stops(guess_graph, monkeypatch, guess):
     """Whether the guess is right (the step converges), early (the contributions the striped step
-    left out are made after all) or one step late (the step before had converged: its values,
-    not the sent ones, are the answer), the GPU's result is the CPU's."""
+    left out are made after all, and the values sent are not the answer even where a later step
+    writes the same array) or one step late (the step before had converged: its values, not the
+    sent ones, are the answer), the GPU's result is the CPU's."""
     from ooc_graph.kernels import gpu as kgpu
     monkeypatch.setattr(kgpu, "SEGMENT_BITS", 6)  # a cache-blocked copy of a small graph
     monkeypatch.setattr(core, "PREPARE_MIN_BYTES", 0)  # its result memory prepared, page-locked
     monkeypatch.setattr(hostbuf.Prepared, "ready", property(lambda self: self._thread.join() or True))
-    foresee = pagerank_module._probably_last
-    if guess != "changes":
-        monkeypatch.setattr(pagerank_module, "_probably_last", {
-            "always": lambda seen, tol, steps=1: True,
-            "two-ahead": lambda seen, tol, steps=1: steps == 2 or foresee(seen, tol, steps),
-            "never": lambda seen, tol, steps=1: False}[guess])
+    guess_last_step(monkeypatch, guess)
     sent, stripes = [], []
     send = Engine.send_result
     monkeypatch.setattr(Engine, "send_result", lambda self, a, lo, hi: sent.append(send(self, a, lo, hi)) or sent[-1])
     cut = kgpu.destination_stripes
     monkeypatch.setattr(kgpu, "destination_stripes", lambda *a: stripes.append(a[2]) or cut(*a))
-    graph.release()
-    p = {3: 1.0, 70: 0.5, 2900: 2.0}
-    for kw in ({"tol": 1e-6}, {"tol": 1e-11, "max_iter": 300}, {"tol": 1e-12, "max_iter": 9}, {"max_iter": 1},
-               {"tol": 1e-8, "personalization": p}, {"mode": "graphalytics", "max_iter": 6}):
+    guess_graph.release()
+    for kw in pagerank_guess_cases({3: 1.0, 70: 0.5, 2900: 2.0}):
         sent.clear()
-        cpu = ooc_graph.pagerank(graph, device="cpu", **kw)
-        gpu = ooc_graph.pagerank(graph, device="gpu", **kw)
-        assert (gpu.iterations, gpu.converged) == (cpu.iterations, cpu.converged), kw
-        np.testing.assert_allclose(gpu.values, cpu.values, rtol=1e-10, atol=1e-15)
-        if guess == "never" and "max_iter" not in kw:
-            assert not sent  # a run that ends on tol and never guesses sends nothing
+        cpu = ooc_graph.pagerank(guess_graph, device="cpu", **kw)
+        gpu = ooc_graph.pagerank(guess_graph, device="gpu", **kw)
+        assert_guessed_run(guess, kw, cpu, gpu, sent, 1e-10)
         if kw.get("mode") == "graphalytics":  # its last step is known: every stripe of it sent
             assert len(sent) >= pagerank_module.RESULT_STRIPES and all(sent[-pagerank_module.RESULT_STRIPES:])
     assert stripes == [pagerank_module.RESULT_STRIPES]  # cut once for the graph's copy
-    graph.release()
+    guess_graph.release()
 
 
-def test_a_sent_result_is_the_host_array_returned(graph, monkeypatch):
+def test_a_sent_result_is_the_host_array_returned(guess_graph, monkeypatch):
     """Where every stripe was sent, the call returns that page-locked host array itself (no
     copy after the pass); output='cupy' sends nothing."""
     from ooc_graph.kernels import gpu as kgpu
@@ -102,12 +83,12 @@ def test_a_sent_result_is_the_host_array_returned(graph, monkeypatch):
     sent = Engine._sent
     monkeypatch.setattr(Engine, "_sent", lambda self, a: hosts.append(sent(self, a)) or hosts[-1])
     monkeypatch.setattr(kgpu, "to_host", lambda *a: pytest.fail("copied after the pass"))
-    graph.release()
-    cpu = ooc_graph.pagerank(graph, device="cpu", mode="graphalytics", max_iter=5)
-    gpu = ooc_graph.pagerank(graph, device="gpu", mode="graphalytics", max_iter=5)
+    guess_graph.release()
+    cpu = ooc_graph.pagerank(guess_graph, device="cpu", mode="graphalytics", max_iter=5)
+    gpu = ooc_graph.pagerank(guess_graph, device="gpu", mode="graphalytics", max_iter=5)
     assert [whole for host, whole in hosts if host is gpu.values] == [True] and kgpu.page_locked(gpu.values)
     np.testing.assert_allclose(gpu.values, cpu.values, rtol=1e-10, atol=1e-15)
     monkeypatch.undo()
-    on_device = ooc_graph.pagerank(graph, device="gpu", mode="graphalytics", max_iter=5, output="cupy")
+    on_device = ooc_graph.pagerank(guess_graph, device="gpu", mode="graphalytics", max_iter=5, output="cupy")
     np.testing.assert_allclose(on_device.values.get(), cpu.values, rtol=1e-10, atol=1e-15)
-    graph.release()
+    guess_graph.release()

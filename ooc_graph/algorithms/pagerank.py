@@ -174,8 +174,9 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         if last:
             converged, late = look(*late), None
             if not converged and it < max_iter:
-                if final:  # its step left them out
+                if final:  # its step left them out, and its values sent are not the answer
                     xp.multiply(x[mine], inv[mine], out=contrib[mine])
+                    eng.unsend()
                 eng.gather(contrib, wait=False)  # the next pull needs them after all
     if mode == "graphalytics":
         converged = True

@@ -174,11 +174,11 @@ class Engine(Trees, Traversals, ChunkStream):
         self.comm.join()
         if self.comm.size > 1 and self.host_empty is None and self.comm.rank != 0:
             return None
-        if (self.backend.xp is np and self.host_empty is None) or self.results_on_device:
-            return array
         out, whole = self._sent(array)
         if whole:  # every vertex of it sent already
             return out
+        if (self.backend.xp is np and self.host_empty is None) or self.results_on_device:
+            return array
         if out is None and self._prepared is not None:
             out = self._prepared.take(array.shape, array.dtype)
         if out is None and self.host_empty is not None:
@@ -218,6 +218,12 @@ class Engine(Trees, Traversals, ChunkStream):
         s[3] = k.to_host_behind(array[lo:hi], s[1][lo:hi])
         s[2] += hi - lo
         return True
+
+    def unsend(self) -> None:
+        """The values sent so far are not final after all (the algorithm goes on and may write
+        that array again): :meth:`result` copies again, into the same host memory."""
+        if self._sending is not None:
+            self._sending[0], self._sending[2] = None, 0
 
     def _sent(self, array) -> tuple:
         """``(host array, whole)``: the host array :meth:`send_result` copied into, once its
