@@ -106,7 +106,6 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
     # up the residual and the dangling mass with the others, and shares its part of contrib.
     lo, hi = eng.owned
     mine = slice(lo, hi)
-    p_mine = p if np.isscalar(p) else p[mine]
     # On a GPU (alone, or with NCCL among the ranks) the host looks at each step's sums one step
     # late: it queues step i + 1 (into a second x, reading step i's dangling sum on the device)
     # before waiting for step i's L1 change, so the device never idles while the host decides.
@@ -126,13 +125,14 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         log.info("iteration %d: L1 change %.3e (stop below %.3e)", i, err, tol)
         return mode == "networkx" and err < tol
 
-    def final_step(a, b):
-        """The step of vertices [a, b) of a pull run by stripes, sent to the host at once (it is
-        probably the answer); other stripes still read contrib, so it is left as it was."""
-        part = slice(a, b)
-        sums = k.pagerank_step(y[part], x[part], p if np.isscalar(p) else p[part], inv[part], alpha, lost, None,
-                               out=spare[part])
-        eng.send_result(spare, a, b)
+    def step(part: slice, final: bool = False):
+        """The fused update of the vertices ``part`` (into ``spare`` where the host looks late).
+        ``final``: a stripe of a pull run by stripes, sent to the host at once (it is probably
+        the answer); other stripes still read contrib, so it is left as it was."""
+        sums = k.pagerank_step(y[part], x[part], p if np.isscalar(p) else p[part], inv[part], alpha, lost,
+                               None if final else contrib[part], out=spare[part] if ahead else None)
+        if final:
+            eng.send_result(spare, part.start, part.stop)
         return sums
 
     converged, it, late = n == 0, 0, None  # late: (iteration, Sums) not looked at yet
@@ -143,7 +143,8 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         # overlaps the pass instead of following it (a fifth of a pass on R-MAT-25).
         final = by_stripes and (it == max_iter or (mode == "networkx" and _probably_last(seen, tol, 2 if late else 1)))
         if final:
-            parts = eng.pull_sum(contrib, out=y, gather=False, then=final_step, stripes=RESULT_STRIPES)
+            parts = eng.pull_sum(contrib, out=y, gather=False, then=lambda a, b: step(slice(a, b), final=True),
+                                 stripes=RESULT_STRIPES)
             sums = xp.stack(parts).sum(axis=0)
         elif f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
             eng.pull_sum(contrib, out=y, gather=False)  # the tuned kernel (source-blocked on a GPU)
@@ -151,8 +152,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
             y[mine] = 0.0
             eng.edge_map(f, contrib, out=y, gather=False)
         if not final:
-            sums = k.pagerank_step(y[mine], x[mine], p_mine, inv[mine], alpha, lost, contrib[mine],
-                                   out=spare[mine] if ahead else None)
+            sums = step(mine)
         if not ahead:
             eng.gather(contrib, wait=False)  # queued: the sums below wait for it
             now = eng.sum_over_workers(sums, wait=False)

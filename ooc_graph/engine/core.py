@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -54,6 +55,17 @@ class Sums:
         return host[:-1]
 
 
+@dataclass
+class _Sending:
+    """A result being sent to host memory (:meth:`Engine.send_result`): the device array (None
+    once unsent), its host memory, how many of its vertices were sent, the event after the last
+    copy."""
+    array: object
+    host: np.ndarray
+    sent: int = 0
+    event: object = None
+
+
 class Engine(Trees, Traversals, ChunkStream):
     """Operators over one graph's CEL (or, in a distributed run, one worker's share of it).
 
@@ -73,7 +85,7 @@ class Engine(Trees, Traversals, ChunkStream):
         self._whole_ok = None  # whether every rank can run whole compiled traversals (agreed once)
         self._prepared = None  # result memory being made ready (prepare_results)
         self.results_on_device = False  # this call returns its arrays on the GPU (output="cupy")
-        self._sending = None  # [device array, host array, vertices sent, event after its last copy]
+        self._sending = None  # the result being sent to the host (_Sending), if any
         self._stop_agreed = None  # whether to stop, agreed on by sum_over_workers
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -204,26 +216,26 @@ class Engine(Trees, Traversals, ChunkStream):
         :meth:`result` only waits for the copies; sending another array starts over."""
         k, n = self.backend.kernels, self.graph.num_vertices
         s = self._sending
-        if s is None or s[0] is not array:
+        if s is None or s.array is not array:
             if not self.sends_results or array.shape != (n,) or not self._prepared.ready:
                 return False
             # The host memory of an array sent before (step i was not the last: step i + 1's
             # values go there, behind the copies already queued), or the prepared array.
-            reuse = s is not None and s[1].dtype == array.dtype
-            host = s[1] if reuse else self._prepared.take(array.shape, array.dtype)
+            reuse = s is not None and s.host.dtype == array.dtype
+            host = s.host if reuse else self._prepared.take(array.shape, array.dtype)
             if host is None or not k.page_locked(host):
-                self._sending = None if host is None else [None, host, 0, s[3] if s else None]
+                self._sending = None if host is None else _Sending(None, host, event=s.event if s else None)
                 return False
-            s = self._sending = [array, host, 0, None]
-        s[3] = k.to_host_behind(array[lo:hi], s[1][lo:hi])
-        s[2] += hi - lo
+            s = self._sending = _Sending(array, host)
+        s.event = k.to_host_behind(array[lo:hi], s.host[lo:hi])
+        s.sent += hi - lo
         return True
 
     def unsend(self) -> None:
         """The values sent so far are not final after all (the algorithm goes on and may write
         that array again): :meth:`result` copies again, into the same host memory."""
         if self._sending is not None:
-            self._sending[0], self._sending[2] = None, 0
+            self._sending.array, self._sending.sent = None, 0
 
     def _sent(self, array) -> tuple:
         """``(host array, whole)``: the host array :meth:`send_result` copied into, once its
@@ -231,9 +243,9 @@ class Engine(Trees, Traversals, ChunkStream):
         s, self._sending = self._sending, None
         if s is None:
             return None, False
-        if s[3] is not None:
-            s[3].synchronize()
-        return s[1], s[0] is array and s[2] == self.graph.num_vertices
+        if s.event is not None:
+            s.event.synchronize()
+        return s.host, s.array is array and s.sent == self.graph.num_vertices
 
     def gather(self, x, *, wait: bool = True) -> None:
         """Fill the other workers' ranges of ``x`` from them (nothing in one process).
