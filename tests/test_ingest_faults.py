@@ -299,20 +299,20 @@ def test_umask_is_honoured(tmp_path):
 def test_temporary_store_is_made_not_truncated(tmp_path, monkeypatch):
     """The store's temporary file is created by HDF5 with O_EXCL, never opened over an existing
     file with O_TRUNC (after which ext4 writes the whole file back on close: seconds for a large
-    store); a file already at that name is refused and left as it was."""
+    store); a file already at a name it creates is refused and left as it was."""
     from ooc_graph.store import writer
     opened = []
     real = writer.h5py.File
     monkeypatch.setattr(writer.h5py, "File", lambda path, mode, **kw: opened.append((Path(path), mode))
                         or real(path, mode, **kw))
     ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False).close()
-    assert [(p.name.endswith(".partial"), m) for p, m in opened if m != "r"] == [(True, "x")]
+    assert [(p.parent.name.startswith(".g.h5.partial-"), m) for p, m in opened if m != "r"] == [(True, "x")]
     f = writer.AtomicFile(tmp_path / "h.h5")
-    assert not f.tmp.exists()  # a name only, until create()
-    f.tmp.write_bytes(b"someone else's")
+    assert f.tmp is None  # nothing is made until create()
+    (tmp_path / "taken.h5").write_bytes(b"someone else's")
     with pytest.raises(OSError):
-        f.create()
-    assert f.tmp.read_bytes() == b"someone else's"
+        writer.create_h5(tmp_path / "taken.h5")
+    assert (tmp_path / "taken.h5").read_bytes() == b"someone else's"
 
 
 # -- faults while writing ---------------------------------------------------------------------------
@@ -356,11 +356,11 @@ def test_unwritable_folder(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="is not writable"):
         ooc_graph.convert(tmp_path / "e.txt", tmp_path / "g.h5", progress=False)
     monkeypatch.undo()
-    from ooc_graph.ingest import scratch
+    from ooc_graph.store import temporary
 
     def refuse(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path))
-    monkeypatch.setattr(scratch.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(temporary.tempfile, "mkdtemp", refuse)
     with pytest.raises(StoreError, match="cannot write the store: permission denied"):
         ooc_graph.convert(tmp_path / "e.txt", tmp_path / "g.h5", progress=False)
     assert [p.name for p in tmp_path.iterdir()] == ["e.txt"]
@@ -373,19 +373,70 @@ def dead_pid():
     return p.pid
 
 
+def _marked(folder, pid, target, host=None):
+    """A temporary folder as process ``pid`` of this project would have left it."""
+    import json
+    import socket
+    from ooc_graph.store import temporary
+    folder.mkdir()
+    (folder / "input.src").write_bytes(b"\0" * 8)
+    (folder / temporary.MARKER).write_text(json.dumps(
+        {"owner": "ooc_graph", "host": host or socket.gethostname(), "pid": pid, "target": target}))
+    return folder
+
+
 def test_stale_scratch_of_dead_processes_is_removed(tmp_path):
     dead, alive = dead_pid(), os.getpid()
-    stale = [tmp_path / f".g.h5.build-{dead}-abc123", tmp_path / f".x.h5.{dead}-k2j_4.partial"]
-    kept = [tmp_path / f".g.h5.build-{alive}-def456", tmp_path / ".g.h5.build-oldstyle",
-            tmp_path / f".g.h5.{alive}-zz9.partial", tmp_path / "notes.partial"]
-    for p in stale + kept:
-        if "build" in p.name:
-            p.mkdir()
-            (p / "input.src").write_bytes(b"\0" * 8)
-        else:
-            p.write_bytes(b"")
+    stale = [_marked(tmp_path / f".g.h5.build-{dead}-abc123", dead, "g.h5"),
+             _marked(tmp_path / f".x.h5.partial-{dead}-k2j_4", dead, "x.h5")]
+    kept = [_marked(tmp_path / f".g.h5.build-{alive}-def456", alive, "g.h5"),
+            _marked(tmp_path / f".g.h5.build-{dead}-aaa111", dead, "g.h5", host="another-host"),
+            _marked(tmp_path / f".g.h5.build-{dead}-bbb222", dead, "other.h5"),  # marker of another target
+            _marked(tmp_path / f".g.h5.build-{dead}-ccc333", dead + 1, "g.h5")]  # marker of another pid
     ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False).close()
+    assert not any(p.exists() for p in stale)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([p.name for p in kept] + ["g.h5"])
+
+
+def test_files_that_only_look_like_scratch_are_never_removed(tmp_path):
+    """A conversion removes only what this project made: a user's folders and files named like its
+    scratch or temporary stores, of processes long gone, stay with their contents."""
+    dead = dead_pid()
+    (tmp_path / ".proj.build-1999-v2").mkdir()
+    (tmp_path / ".proj.build-1999-v2" / "notes.txt").write_text("x")
+    (tmp_path / f".g.h5.build-{dead}-abc123").mkdir()
+    (tmp_path / f".g.h5.build-{dead}-abc123" / "input.src").write_bytes(b"\0" * 8)
+    (tmp_path / f".g.h5.build-{dead}-bad").mkdir()
+    (tmp_path / f".g.h5.build-{dead}-bad" / ".ooc_graph-temporary").write_text("{not json")
+    (tmp_path / f".x.h5.{dead}-k2j_4.partial").write_bytes(b"mine")
+    (tmp_path / f".x.h5.partial-{dead}-k2j_4").write_bytes(b"a file, not a folder")
+    (tmp_path / "notes.partial").write_bytes(b"")
+    (tmp_path / "in.txt").write_text("0 1\n")
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    from ooc_graph.cli import main
+    assert main(["convert", "--quiet", str(tmp_path / "in.txt"), str(tmp_path / "g.h5")]) == 0
+    after = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert after == sorted(before + ["g.h5"])
+    assert (tmp_path / ".proj.build-1999-v2" / "notes.txt").read_text() == "x"
+
+
+def test_a_killed_conversion_is_swept_by_the_next(tmp_path):
+    script = tmp_path / "kill.py"
+    script.write_text("import os, signal, sys, numpy as np, ooc_graph\n"
+                      "from ooc_graph.ingest import builder\n"
+                      "real = builder.GraphBuilder.finish\n"
+                      "def die(self, *a, **k):\n"
+                      "    os.kill(os.getpid(), signal.SIGKILL)\n"
+                      "builder.GraphBuilder.finish = die\n"
+                      "ooc_graph.convert(np.array([[0, 1]]), sys.argv[1], progress=False)\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([sys.executable, str(script), str(out / "g.h5")], capture_output=True, text=True)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    left = [q.name for q in out.iterdir()]
+    assert left and all(n.startswith(".g.h5.build-") for n in left)
+    ooc_graph.convert(np.array([[0, 1]]), out / "g.h5", progress=False).close()
+    assert [q.name for q in out.iterdir()] == ["g.h5"]
 
 
 def test_scratch_names_carry_the_pid(tmp_path, monkeypatch):

@@ -388,15 +388,19 @@ def test_interrupted_save_completes_first(store, tmp_path):
 def test_temporary_result_files_of_dead_processes_are_removed(store, monkeypatch):
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()
-    dead = store.parent / f".g.h5.wcc.result.h5.{p.pid}-0a1b.partial"
-    alive = store.parent / ".g.h5.wcc.result.h5.1-0a1b.partial"  # init runs
-    dead.touch()
-    alive.touch()
+    from ooc_graph.store import temporary
+    dead = temporary.make(store.parent, "g.h5.wcc.result.h5", "partial")
+    dead = dead.rename(dead.parent / f".g.h5.wcc.result.h5.partial-{p.pid}-0a1b")
+    marker = (dead / temporary.MARKER).read_text().replace(f'"pid": {os.getpid()}', f'"pid": {p.pid}')
+    (dead / temporary.MARKER).write_text(marker)
+    alive = temporary.make(store.parent, "g.h5.wcc.result.h5", "partial")  # this process's
+    unmarked = store.parent / f".g.h5.wcc.result.h5.{p.pid}-0a1b.partial"  # not ours to remove
+    unmarked.touch()
     monkeypatch.setattr(R, "_check_room", lambda *a: (_ for _ in ()).throw(R._NotWritable("test")))
     G = ooc_graph.open(store)
     with pytest.warns(ResultNotStoredWarning):
         ooc_graph.wcc(G, device="cpu", store=True)
-    assert not dead.exists() and alive.exists()
+    assert not dead.exists() and alive.exists() and unmarked.exists()
 
 
 WAIT = """

@@ -25,6 +25,7 @@ from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
+from ooc_graph.store import temporary
 from ooc_graph.store.memory import MemoryFile
 from ooc_graph.store.writer import AtomicFile
 
@@ -32,7 +33,7 @@ from . import buckets as B
 from . import footprint as M
 from .degrees import Degrees
 from .output import check_output, write_failure
-from .scratch import Spill, TermGuard, make_scratch, remove_stale
+from .scratch import Spill, TermGuard, make_scratch
 from .sorting import check_device
 from .stages import Stages
 from .writing import StoreWriting
@@ -99,7 +100,7 @@ class GraphBuilder(StoreWriting):
         M.check_vertices(n_known or 0, self.memory)
         if self.path is not None:
             check_output(self.path, overwrite=self.overwrite)
-            remove_stale(self.path.parent)
+            temporary.sweep(self.path.parent)
         self._guard = TermGuard()
         try:
             self._scratch = (make_scratch(self.path.parent, self.path.name) if self.path is not None else

@@ -2,30 +2,22 @@
 SIGTERM, and — when a process died without removing them (SIGKILL, power loss) — by the next
 conversion into that folder.
 
-Scratch folders are named ``.NAME.build-<pid>-<random>`` and temporary stores
-``.NAME.<pid>-<random>.partial`` (:class:`ooc_graph.store.writer.AtomicFile`), so that the pid tells
-whether their writer is still alive. A store built in memory has its scratch folder in the
-system's temporary folder, made only when something is spilled (most such builds spill nothing,
-and making and removing a folder costs more than they do).
+Scratch folders are ``.NAME.build-<pid>-<random>`` folders of :mod:`ooc_graph.store.temporary`,
+marked as this project's so that only they are ever swept. A store built in memory has its
+scratch folder in the system's temporary folder, made only when something is spilled (most such
+builds spill nothing, and making and removing a folder costs more than they do).
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import re
-import shutil
 import signal
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
-log = logging.getLogger("ooc_graph.ingest")
-
-_STALE = (re.compile(r"^\..+\.build-(?P<pid>[0-9]+)-[a-z0-9_]+$"),
-          re.compile(r"^\..+\.(?P<pid>[0-9]+)-[a-z0-9_]+\.partial$"))
+from ooc_graph.store import temporary
 
 
 class Spill:
@@ -138,59 +130,20 @@ def make_scratch(folder: Path, name: str, *, create: bool = True) -> Path:
     """A new private scratch folder ``.NAME.build-<pid>-<random>`` in ``folder``; with
     ``create=False`` only its name, the folder being made by the first :func:`append_to`."""
     if not create:
-        return folder / f".{name}.build-{os.getpid()}-{os.urandom(8).hex()}"
-    return Path(tempfile.mkdtemp(prefix=f".{name}.build-{os.getpid()}-", dir=folder))
+        return temporary.name(folder, name, "build")
+    return temporary.make(folder, name, "build")
 
 
 def append_to(path: Path, values, dtype) -> None:
-    """Append ``values`` as ``dtype`` to the scratch file ``path``, making its folder if it is not there
-    yet (private to this user, as ``mkdtemp`` makes it)."""
+    """Append ``values`` as ``dtype`` to the scratch file ``path``, making its (marked, private)
+    folder if it is not there yet."""
     try:
         f = open(path, "ab")
     except FileNotFoundError:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        temporary.ensure(path.parent)
         f = open(path, "ab")
     with f:
         np.ascontiguousarray(values, dtype=dtype).tofile(f)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, not ours to signal
-        return True
-    return True
-
-
-def remove_stale(folder: Path) -> list[Path]:
-    """Remove the scratch folders and temporary stores in ``folder`` whose process is gone;
-    returns what was removed. Names without a pid (older versions) are left alone."""
-    removed = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        m = next((m for m in (p.match(entry.name) for p in _STALE) if m), None)
-        if m is None or _alive(int(m.group("pid"))):
-            continue
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-        except FileNotFoundError:  # another process cleaned it first
-            continue
-        except OSError as err:
-            log.warning("could not remove stale scratch %s: %s", entry.path, err)
-            continue
-        removed.append(Path(entry.path))
-        log.info("removed stale scratch %s of process %s", entry.path, m.group("pid"))
-    return removed
 
 
 class Terminated(KeyboardInterrupt):

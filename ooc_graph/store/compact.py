@@ -12,7 +12,6 @@ import logging
 import os
 import shutil
 import stat
-from pathlib import Path
 
 import h5py
 
@@ -22,7 +21,7 @@ from ooc_graph.errors import ParameterError, StoreError
 from . import _format as F
 from ._validate import check_store
 from .locking import IO, detach_all, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile, create_h5
+from .writer import AtomicFile
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -60,8 +59,8 @@ def maybe_compact(graph, unused: int) -> None:
         log.info("%s not compacted now: %s", graph.path, err)
 
 
-def _copy_store(src, dst_path: Path, identity: str) -> None:
-    with create_h5(dst_path) as dst:
+def _copy_store(src, out: AtomicFile, identity: str) -> None:
+    with out.create() as dst:
         for key in src.attrs:
             dst.attrs.create(key, src.attrs[key], dtype=src.attrs.get_id(key).dtype)
         if F.STORE_ID not in dst.attrs:
@@ -80,7 +79,7 @@ def _copy_store(src, dst_path: Path, identity: str) -> None:
                             src.filename, key, err)
                 if key in results:
                     del results[key]
-        check_store(dst, dst_path)
+        check_store(dst, out.tmp)
 
 
 def compact(graph, *, timeout=None, auto=False):
@@ -120,7 +119,7 @@ def _compact(graph, timeout, auto):
                                      f"disk beside the store, {human(free)} is free")
                 tmp = AtomicFile(path, mode=stat.S_IMODE(st.st_mode))  # the store keeps its permissions
                 try:
-                    _copy_store(src, tmp.tmp, graph.store_id)
+                    _copy_store(src, tmp, graph.store_id)
                 except BaseException as err:
                     tmp.discard()
                     if isinstance(err, OSError):

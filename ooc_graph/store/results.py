@@ -36,10 +36,11 @@ from ooc_graph._memory import human
 from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError
 
 from . import _format as F
+from . import temporary
 from ._validate import plain
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
-from .writer import create_h5, write_array
+from .writer import AtomicFile, write_array
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -279,42 +280,26 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
     folder), written under a temporary name and renamed; an older such file is replaced."""
     errors = []
     for folder in _folders(graph):
-        _remove_dead_temps(folder, graph.path.name)
+        temporary.sweep(folder)
         target = folder / f"{graph.path.name}.{name}.result.h5"
         if target.exists() and not _is_result_file(target):
             target = folder / f"{graph.path.name}.{name}.{os.getpid()}-{time.time_ns()}.result.h5"
-        tmp = folder / f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.partial"
+        out = AtomicFile(target)
         try:
-            with create_h5(tmp) as h5:
+            with out.create() as h5:
                 h5.attrs.update({"format": RESULT_FILE_FORMAT, "format_version": F.FORMAT_VERSION,
                                  "store": str(graph.path.resolve()), F.STORE_ID: graph.store_id,
                                  "num_vertices": graph.num_vertices, "reason": reason})
                 _write_group(h5.create_group(F.RESULTS), name, arrays, attrs)
-            os.replace(tmp, target)
+            out.commit()
             return target
         except BaseException as err:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            out.discard()
             if not isinstance(err, (OSError, RuntimeError, ValueError)):
                 raise
             errors.append(f"{folder}: {err}")
     raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
                      f"written for it ({'; '.join(errors)})")
-
-
-def _remove_dead_temps(folder: Path, store_name: str) -> None:
-    """Temporary result files (``.<file>.<pid>-<random>.partial``) of processes that no longer run."""
-    for tmp in folder.glob(f".{store_name}.*.result.h5.*.partial"):
-        pid = tmp.name.rsplit(".", 2)[-2].split("-")[0]
-        try:
-            if pid.isdigit():
-                os.kill(int(pid), 0)
-        except ProcessLookupError:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
 
 
 def _folders(graph) -> list[Path]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 import h5py
 import numpy as np
 
 from . import _format as F
+from . import temporary
 
 # Arrays of at least this many chunks are written chunk by chunk by chunks.py's ChunkWriter (where
 # the process has loaded its compiled checksum already).
@@ -31,30 +31,36 @@ def umask() -> int:
 
 
 class AtomicFile:
-    """A temporary path beside ``path`` that becomes ``path`` on :meth:`commit`, or vanishes.
+    """A temporary file that becomes ``path`` on :meth:`commit`, or vanishes.
 
-    The temporary is ``.NAME.<pid>-<random>.partial`` (the pid tells a later build whether it is
-    stale); the committed file gets ``mode`` (a file it rewrites keeps its own) or the mode a new
-    file would (0666 less the umask). Open it with :meth:`create`: the file is made there, never
-    truncated (see :func:`create_h5`)."""
+    :meth:`create` makes it in a private folder ``.NAME.partial-<pid>-<random>`` beside ``path``
+    (:mod:`.temporary`: marked, so that a later sweep removes it if this process dies, and only
+    it); the committed file gets ``mode`` (a file it rewrites keeps its own) or the mode a new file
+    would (0666 less the umask). The file is made by HDF5, never truncated (see :func:`create_h5`)."""
 
     def __init__(self, path, mode: int | None = None):
         self.path = Path(path)
         self.mode = mode
-        self.tmp = self.path.parent / f".{self.path.name}.{os.getpid()}-{secrets.token_hex(6)}.partial"
+        self.folder: Path | None = None
+        self.tmp: Path | None = None
 
     def create(self) -> h5py.File:
-        return create_h5(self.tmp)
+        self.folder = temporary.make(self.path.parent, self.path.name, "partial")
+        self.tmp = self.folder / self.path.name
+        try:
+            return create_h5(self.tmp)
+        except BaseException:
+            self.discard()
+            raise
 
     def commit(self):
         os.chmod(self.tmp, 0o666 & ~umask() if self.mode is None else self.mode)
         os.replace(self.tmp, self.path)
+        self.discard()
 
     def discard(self):
-        try:
-            self.tmp.unlink()
-        except FileNotFoundError:
-            pass
+        temporary.remove(self.folder)
+        self.folder = None
 
 
 def create_h5(path) -> h5py.File:
