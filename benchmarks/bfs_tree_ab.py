@@ -1,5 +1,5 @@
 """BFS whole calls on one GPU with the shortest-path tree built during the traversal against after
-it (``ooc_graph.engine.trees.TREE_ON_THE_WAY``), alternating, 2 rounds, median of 7 warm calls each;
+it (config ``traversal.tree_on_the_way``), alternating, 2 rounds, median of 7 warm calls each;
 checks that both give the same depths and parents. Run on the GPU machine:
 
     python3 benchmarks/bfs_tree_ab.py /tmp/rmat26.h5 top     # from the highest-degree vertex
@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import ooc_graph
-from ooc_graph.engine import trees
+from ooc_graph import config
 
 
 def main():
@@ -27,7 +27,7 @@ def main():
     out, ref = {}, None
     for _ in range(2):
         for on in (True, False):
-            trees.TREE_ON_THE_WAY = on
+            config.update({"traversal.tree_on_the_way": on})
             r = ooc_graph.bfs(G, source, device="gpu")  # warm
             ts = []
             for _ in range(7):
@@ -41,7 +41,7 @@ def main():
             out.setdefault(f"on_the_way={on}", []).append(round(statistics.median(ts) * 1e3, 2))
             print("on the way" if on else "after", f"{statistics.median(ts) * 1e3:.2f} ms",
                   "tree_levels", r.stats.get("tree_levels"), "iterations", r.iterations, flush=True)
-    trees.TREE_ON_THE_WAY = True
+    config.update({"traversal.tree_on_the_way": True})
     print(json.dumps(out))
 
 

@@ -7,12 +7,12 @@ alternating, twice; prints each run's wall seconds and main-thread stages (run o
 import sys, time
 if __name__ == "__main__":
     import ooc_graph
-    from ooc_graph.ingest import builder
+    from ooc_graph import config
     scale = int(sys.argv[1])
     ooc_graph.generate.rmat("/tmp/warm.h5", 21, 16, seed=2, directed=True, progress=False, overwrite=True).close()
     for rep in range(2):
         for name, least in (("numpy", 1 << 60), ("compiled", 1 << 16)):
-            builder.ID_KERNEL_MIN_EDGES = least
+            config.update({"ingest.id_kernel_min_edges": least})
             t = time.perf_counter()
             G = ooc_graph.generate.rmat(f"/tmp/ab-{name}.h5", scale, 16, seed=1, directed=True, progress=False,
                                         overwrite=True)

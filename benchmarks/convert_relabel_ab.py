@@ -12,14 +12,14 @@ import numpy as np
 
 if __name__ == "__main__":
     import ooc_graph
-    from ooc_graph.ingest import builder
+    from ooc_graph import config
 
     path = sys.argv[1]
     # compile the kernels first (numba caches them), as every later conversion on the machine finds them
     ooc_graph.convert(np.array([[0, 5], [5, 9]] * 40000), "/tmp/warm.h5", progress=False, overwrite=True).close()
     for rep in range(2):
         for name, least in (("numpy", 1 << 60), ("compiled", 1 << 16)):
-            builder.ID_KERNEL_MIN_EDGES = least
+            config.update({"ingest.id_kernel_min_edges": least})
             G = ooc_graph.convert(path, f"/tmp/ab-{name}.h5", progress=False, overwrite=True, memory="64GB")
             st = G.built_by["stages"]
             print(name, "total", round(G.built_by["seconds"], 2), "add", round(st["add"], 3),

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import ooc_graph
-from ooc_graph.kernels import cpu
+from ooc_graph import config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu import record  # noqa: E402  (the CPU benchmarks' recorder: command, machine, date)
@@ -83,7 +83,7 @@ def our_call(G, algo, iterations=None):
 def side_by_side(theirs, mine, reps, compiled=True):
     """Alternate scipy's call and ours ``reps`` times (the machine is shared: both see the same
     load), after one warm-up each. Returns (scipy entry, our entry, our last result)."""
-    cpu.USE_COMPILED = compiled
+    config.update({"cpu.compiled": compiled})
     try:
         theirs(), mine()
         t_s, t_o, r = [], [], None
@@ -95,7 +95,7 @@ def side_by_side(theirs, mine, reps, compiled=True):
             r = mine()
             t_o.append(time.perf_counter() - t)
     finally:
-        cpu.USE_COMPILED = True
+        config.update({"cpu.compiled": True})
     ratios = [o / s for o, s in zip(t_o, t_s)]
     kernel = sum(p["seconds"] for p in r.passes)
     return ({"seconds": float(np.median(t_s)), "min_seconds": min(t_s)},
@@ -166,14 +166,14 @@ def pagerank(a, path: Path, work: Path):
     threads = numba.get_num_threads()
     for t in sorted({1, threads}):
         numba.set_num_threads(t)
-        cpu.PARALLEL_MIN_THREADS = 1 if t > 1 else 4  # force the parallel pull-sum when timing 2+ threads
+        config.update({"cpu.parallel_min_threads": 1 if t > 1 else 4})  # force the parallel pull-sum when timing 2+ threads
         s, entry, r = side_by_side(spmvs, our_call(G, "pagerank", it), a.reps)
         res["scipy_spmv_ms"] = 1e3 * s["seconds"] / it
         entry["ms_per_iteration"] = 1e3 * entry["warm_seconds"] / r.iterations
         entry["scipy_spmv_ms_same_run"] = 1e3 * s["seconds"] / it
         res[f"compiled_{t}_threads"] = entry
     numba.set_num_threads(threads)
-    cpu.PARALLEL_MIN_THREADS = 4
+    config.update({"cpu.parallel_min_threads": 4})
     with tempfile.TemporaryDirectory() as empty:
         res["cold_seconds"] = cold(store, "pagerank", it, None)
         res["cold_empty_jit_cache_seconds"] = cold(store, "pagerank", it, empty)
@@ -197,7 +197,7 @@ def out_of_core(a, path: Path, work: Path):
              "wcc": lambda: ooc_graph.wcc(G, device="cpu", memory=a.ooc_memory),
              "pagerank": lambda: ooc_graph.pagerank(G, device="cpu", memory=a.ooc_memory, tol=1e-300, max_iter=10)}
     for label, compiled in (("compiled", True), ("numpy", False)):
-        cpu.USE_COMPILED = compiled
+        config.update({"cpu.compiled": compiled})
         try:
             for algo, fn in calls.items():
                 G.release()
@@ -208,7 +208,7 @@ def out_of_core(a, path: Path, work: Path):
                                           "passes": r.stats["passes"], "traversals": r.stats["traversals"],
                                           "bytes_read": r.bytes_read}
         finally:
-            cpu.USE_COMPILED = True
+            config.update({"cpu.compiled": True})
     for algo in calls:
         a_, b_ = results["compiled", algo], results["numpy", algo]
         res[f"{algo}_max_abs_difference"] = max(float(np.max(np.abs(x - b_.arrays()[k]), initial=0))

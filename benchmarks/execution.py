@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import ooc_graph
-from ooc_graph.engine import traversal
+from ooc_graph import config
 
 HERE = Path(__file__).resolve().parent
 
@@ -33,7 +33,7 @@ def main():
     ap.add_argument("--work", default="/tmp/ooc-exec-bench")
     ap.add_argument("--out", default=str(HERE / "results"))
     a = ap.parse_args()
-    traversal.ADVANCE_FRACTION = 0.0
+    config.update({"traversal.advance_fraction": 0.0})
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     def build(augment):

@@ -22,6 +22,7 @@ import cupy as cp
 import numpy as np
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.engine import Engine
 
 
@@ -62,13 +63,12 @@ def pagerank_in_memory(G):
     SpMV on the same graph."""
     import cupyx.scipy.sparse as csp
 
-    from ooc_graph.kernels import gpu as kgpu
     n = G.num_vertices
     x = cp.random.random(n)
     layouts, build_s = {}, None
     for name, flag, whole in (("source_blocked", False, None), ("chunks_cel_order", False, False),
                               ("chunks_dst_sorted", True, False)):
-        kgpu.SORT_RESIDENT = flag
+        config.update({"gpu.sort_resident": flag})
         e = Engine(G, device="gpu", state_arrays=5)
         e._whole = whole  # False: keep to the chunks
         e.pull_sum(x)  # loads (and caches) every chunk
@@ -81,7 +81,7 @@ def pagerank_in_memory(G):
             build_s = build
             assert e._whole, "the blocked layout was not built"
         e.release()
-    kgpu.SORT_RESIDENT = False
+    config.update({"gpu.sort_resident": False})
     ours = layouts["source_blocked"]
     blocked = source_blocked(G, x)
     indptr, indices, _ = G.csr("in")

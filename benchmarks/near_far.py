@@ -1,6 +1,6 @@
 """Weighted SSSP through propagate_min's level loop (the compiled whole traversal switched off: the
 loop a GPU, an out-of-core CPU run and a distributed run take), with near-far buckets and without
-(``traversal.NEAR_FAR``): iterations, advances, passes, arcs relaxed, chunks streamed.
+(config ``traversal.near_far``): iterations, advances, passes, arcs relaxed, chunks streamed.
 
     python benchmarks/near_far.py                      # grid 300x300 and R-MAT-16, weights in (0, 1]
     python benchmarks/near_far.py --road ../shared/data/road/NY.gr.xz   # + a road graph, weights 1..1000
@@ -8,7 +8,7 @@ loop a GPU, an out-of-core CPU run and a distributed run take), with near-far bu
 
 Three settings per graph: everything in memory (frontier advances over the CSR where the frontier
 is small), and a budget too small for the CSR and the chunks (edge-centric passes, streamed),
-synchronous and "auto" (asynchronous after ASYNC_AFTER_PASSES passes, without buckets from then).
+synchronous and "auto" (asynchronous after traversal.async_after_passes passes, without buckets from then).
 ``arcs_processed`` includes the shortest-path tree's pass over every arc. Counters do not depend
 on the machine where the kernels are sequential (the CPU); seconds are for orientation. Writes
 ``results/near-far-<device>.json``; nothing is asserted.
@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 import ooc_graph
-from ooc_graph.engine import stream, traversal
+from ooc_graph import config
+from ooc_graph.engine import stream
 from ooc_graph.kernels import cpu
 
 KEYS = ("advances", "passes", "arcs_processed", "chunks_processed", "local_iterations", "near_far_bounds")
@@ -60,11 +61,11 @@ def main():
     ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
     ap.add_argument("--work", default=tempfile.gettempdir())
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    ap.add_argument("--width", type=float, help=f"traversal.NEAR_FAR_WIDTH (default {traversal.NEAR_FAR_WIDTH})")
+    ap.add_argument("--width", type=float, help=f"config traversal.near_far_width (default {config.get().traversal.near_far_width})")
     a = ap.parse_args()
-    traversal.WHOLE_TRAVERSAL = False
+    config.update({"traversal.whole_traversal": False})
     if a.width is not None:
-        traversal.NEAR_FAR_WIDTH = a.width
+        config.update({"traversal.near_far_width": a.width})
     rows = []
     print("graph | arcs | setting | near-far | iterations | " + " | ".join(KEYS) + " | seconds")
     for name, G, source in graphs(a):
@@ -75,7 +76,7 @@ def main():
                                            ("streamed, auto", tight, "auto")):
             distances = []
             for near_far in (False, True):
-                traversal.NEAR_FAR = near_far
+                config.update({"traversal.near_far": near_far})
                 G.release()
                 ooc_graph.sssp(G, source, device=a.device, execution=execution, **{budget: memory})  # warm
                 r = ooc_graph.sssp(G, source, device=a.device, execution=execution, **{budget: memory})
@@ -91,7 +92,7 @@ def main():
         G.close()
     doc = {"command": " ".join(["python"] + sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
            "device": a.device, "cpu_kernels": "compiled" if cpu.compiled() else "numpy",
-           "near_far_width": traversal.NEAR_FAR_WIDTH, "rows": rows}
+           "near_far_width": config.get().traversal.near_far_width, "rows": rows}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     suffix = "" if a.width is None else f"-width{a.width:g}"

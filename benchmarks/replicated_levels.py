@@ -1,6 +1,6 @@
 """Distributed BFS with small levels run whole on every rank against split between the ranks and
-merged (``traversal.REPLICATED_MAX_ARCS``: the default against 0), and on CPU workers the whole
-traversal as one compiled call on every rank (``traversal.WHOLE_TRAVERSAL``, the CPU's default),
+merged (config ``traversal.replicated_max_arcs``: the default against 0), and on CPU workers the whole
+traversal as one compiled call on every rank (config ``traversal.whole_traversal``, the CPU's default),
 alternating, whole calls as a user submits them; the answers are checked against one process each
 time.
 
@@ -26,13 +26,14 @@ from pathlib import Path
 import numpy as np
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.runtime.cluster import local_cpu_client, local_gpu_client
 
 
 def _setting(whole: bool, limit: int) -> None:
     """Set on each worker (sent by value)."""
-    from ooc_graph.engine import traversal
-    traversal.WHOLE_TRAVERSAL, traversal.REPLICATED_MAX_ARCS = whole, limit
+    from ooc_graph import config
+    config.update(traversal={"whole_traversal": whole, "replicated_max_arcs": limit})
 
 
 def main(argv=None):
@@ -60,8 +61,7 @@ def main(argv=None):
         client, device, where = local_cpu_client(a.workers), "cpu", f"{a.workers}cpu"
     workers = a.gpus or a.workers
     ref = ooc_graph.bfs(G, source, device=device)
-    from ooc_graph.engine import traversal
-    limit = traversal.REPLICATED_MAX_ARCS
+    limit = config.get().traversal.replicated_max_arcs
     settings = {"levels whole on every rank": (False, limit), "levels split and merged": (False, 0)}
     if not a.gpus:  # GPUs have no whole compiled traversal
         settings = {"one compiled traversal on every rank": (True, limit), **settings}
@@ -81,7 +81,7 @@ def main(argv=None):
             levels = r.iterations
             times[label].append(statistics.median(ts))
             print(f"{label:38s} {statistics.median(ts) * 1e3:9.2f} ms ({levels} levels)", flush=True)
-    client.run(_setting, traversal.WHOLE_TRAVERSAL, limit)
+    client.run(_setting, config.get().traversal.whole_traversal, limit)
     out = {"command": "python benchmarks/replicated_levels.py " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "graph": name, "vertices": G.num_vertices, "arcs": G.num_arcs,
            "source": source, "workers": workers, "device": device, "levels": levels,

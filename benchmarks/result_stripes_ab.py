@@ -1,5 +1,5 @@
 """PageRank on one GPU with its last pull run by destination stripes, each stripe's values sent to
-host memory as it is done (``pagerank.RESULT_STRIPES``), against the same call with the result
+host memory as it is done (config ``algorithms.pagerank_result_stripes``), against the same call with the result
 sent after the pass (1 stripe) and the call as it was before (0: nothing sent; the step foreseen
 only one ahead, and the result copied by ``Engine.result``), settings alternating on one graph:
 
@@ -37,11 +37,9 @@ def main(argv=None):
     ap.add_argument("--name", default=None)
     a = ap.parse_args(argv)
 
-    import importlib
-
     import ooc_graph
+    from ooc_graph import config
     from ooc_graph.engine import Engine
-    pr = importlib.import_module("ooc_graph.algorithms.pagerank")  # the package exports the function
 
     path = Path(a.store or Path(tempfile.mkdtemp(prefix="ooc-stripes-")) / f"rmat{a.scale}.h5")
     if path.exists():
@@ -66,7 +64,7 @@ def main(argv=None):
     rows = {s: {"stripes": s, "warm_s": [], "striped_steps": [], "all_sent": []} for s in a.stripes}
     for rnd in range(a.rounds):
         for s in a.stripes:
-            pr.RESULT_STRIPES = max(s, 1)
+            config.update({"algorithms.pagerank_result_stripes": max(s, 1)})
             Engine.sends_results = sends_results if s else property(lambda self: False)
             ooc_graph.pagerank(G, **call)  # cuts the stripes once
             row = rows[s]
@@ -82,7 +80,8 @@ def main(argv=None):
             row["iterations"] = r.iterations
             print(f"round {rnd} stripes {s:3d}: median {1e3 * statistics.median(row['warm_s'][-a.warm:]):.2f} ms "
                   f"(striped steps a call {row['striped_steps'][-a.warm:]})", flush=True)
-    pr.RESULT_STRIPES, Engine.sends_results = 8, sends_results
+    config.update({"algorithms.pagerank_result_stripes": 8})
+    Engine.sends_results = sends_results
     on_device = []
     for _ in range(a.warm):
         t = time.perf_counter()

@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 import ooc_graph
-from ooc_graph.engine import traversal
-from ooc_graph.kernels import gpu, gpu_traversal
+from ooc_graph import config
+from ooc_graph.kernels import gpu
 
 
 def med(fn, reps=7):
@@ -40,7 +40,7 @@ if __name__ == "__main__":
                                 ("+ arc-balanced advance", False, True, False),
                                 ("+ bottom-up levels", True, True, False),
                                 ("+ page-locked results (all of them)", True, True, True)):
-        traversal.BOTTOM_UP, gpu_traversal.BALANCED = bu, bal
+        config.update({"traversal.bottom_up": bu, "gpu.balanced": bal})
         gpu.empty_result = real if pin else (lambda shape, dtype, device=None: np.empty(shape, dtype))
         row = {k: round(med(lambda: getattr(ooc_graph, k)(G, device="gpu", **kw)), 2)
                for k, kw in (("bfs", {"source": s}), ("sssp", {"source": s}), ("pagerank", {"tol": 1e-6}))}

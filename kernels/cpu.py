@@ -10,14 +10,13 @@ Where numba is installed (``pip install ooc-graph[cpu]``) the operators run comp
 :func:`traverse_min`, :func:`tree_parents`, :func:`bfs_tree` and :func:`int_levels` exist only
 compiled: whole traversals over a CSR held in memory, which the engine uses in place of its
 per-level loop; the per-level traversal operators are in :mod:`.cpu_traversal` (re-exported here).
-``USE_COMPILED = False``
+Config ``cpu.compiled = False``
 (or the environment variable ``OOC_GRAPH_CPU_KERNELS=numpy``) switches the compiled kernels off.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 import weakref
 from dataclasses import dataclass
@@ -25,18 +24,18 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ooc_graph import config
+
 log = logging.getLogger("ooc_graph.kernels")
 
-# Whether to use the compiled kernels where numba is installed.
-USE_COMPILED = os.environ.get("OOC_GRAPH_CPU_KERNELS", "compiled") != "numpy"
 _compiled_module = None  # the imported kernels/cpu_compiled.py, or False where numba is absent
 
 
 def compiled():
     """The compiled kernels (:mod:`.cpu_compiled`), or None where numba is not installed or
-    ``USE_COMPILED`` is false. numba is imported on first use, not with the package."""
+    config ``cpu.compiled`` is false. numba is imported on first use, not with the package."""
     global _compiled_module
-    if not USE_COMPILED:
+    if not config.get().cpu.compiled:
         return None
     if _compiled_module is None:
         try:
@@ -67,14 +66,6 @@ def _ids(indices):
     (they are never negative, and unsigned indexing skips numba's wraparound test: 25% off a
     road-graph BFS, 13% off a pull-sum)."""
     return indices.view(np.uint32) if indices.dtype == np.int32 else indices
-
-
-# Batches with at least this many arcs share a pull-sum among numba's threads, where there are at
-# least PARALLEL_MIN_THREADS (NUMBA_NUM_THREADS). On the 2-core development machine, shared with
-# other processes, two threads made a pull-sum 0.8x on a quiet moment and up to 8x when the
-# other core was busy (a fork-join waits for its slowest thread): one thread there.
-PARALLEL_MIN_ARCS = 1 << 16
-PARALLEL_MIN_THREADS = 4
 
 
 _NO_WEIGHTS = np.zeros(0, np.float64)
@@ -137,7 +128,8 @@ def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
     fast = compiled()
     if fast is not None and batch.num_arcs and out.dtype == np.float64 and x.dtype == np.float64:
         m = batch.matrix
-        parallel = batch.num_arcs >= PARALLEL_MIN_ARCS and _threads() >= PARALLEL_MIN_THREADS
+        cfg = config.get().cpu
+        parallel = batch.num_arcs >= cfg.parallel_min_arcs and _threads() >= cfg.parallel_min_threads
         kernel = fast.pull_sum_parallel if parallel else fast.pull_sum
         kernel(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, x, out)
     elif batch.num_arcs:
@@ -301,21 +293,8 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
 
 
-# Direction-optimising BFS (:func:`bfs_tree`; Beamer, Asanović and Patterson, SC'12): a level goes
-# bottom-up when its frontier's out-arcs exceed the arcs still unexplored / BFS_ALPHA and the
-# vertices / BFS_MIN_FRONTIER (without the latter a road graph's last levels, when few arcs are
-# left, went bottom-up: an O(n) pass each), and back top-down once a bottom-up level looked at more
-# than BFS_LEAVE_BOTTOM_UP times the next frontier's arcs. Top-down levels branch on the data only
-# after a level that found fewer than one new vertex per BFS_BRANCHY arcs. Measured against
-# csgraph on road NY/FLA, soc-Slashdot0902, ego-Twitter and cit-HepPh from several sources
-# (benchmarks/RESULTS.md): alpha 14 (GAP uses 15) was 13% slower than 8 on ego-Twitter and 30% on
-# cit-HepPh, 6 to 10 within noise; branchy 2 slowed road graphs by a quarter, 3 to 8 within noise
-# (8 up to 15% slower on ego-Twitter); min-frontier and leave-bottom-up within noise over 4 to 32
-# and 1 to 8.
-BFS_ALPHA = 8
-BFS_MIN_FRONTIER = 16
-BFS_BRANCHY = 4
-BFS_LEAVE_BOTTOM_UP = 2
+# Direction-optimising BFS (:func:`bfs_tree`): its thresholds and their measurements are config's
+# cpu.bfs_* settings.
 _bfs_tree_failed = False  # the kernel did not compile here (then the engine keeps its other path)
 _max_degrees = {}  # id(indptr) -> its largest row, while that array lives
 
@@ -359,8 +338,9 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
     try:
-        while fast.bfs_tree(ip, ix, in_ip, in_ix, step, BFS_ALPHA, n // BFS_MIN_FRONTIER, BFS_BRANCHY,
-                            BFS_LEAVE_BOTTOM_UP, _max_degree(indptr), key, queue, ctx, state, parent):
+        cfg = config.get().cpu
+        while fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
+                            cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent):
             loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
             step = 0 if loaded is None else 1
             if loaded is not None:

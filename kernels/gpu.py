@@ -15,20 +15,14 @@ from dataclasses import dataclass, field
 import cupy as cp
 import numpy as np
 
+from ooc_graph import config
+
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
 from .gpu_transfer import page_locked, to_host_behind, to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
 from .gpu_traversal import LEVEL_PARENTS, advance_levels, advance_min, bottom_up, csr_parents, flatnonzero  # noqa: F401
 from .gpu_wedges import wedge_count  # noqa: F401
-
-
-def __getattr__(name):
-    """The traversal module's tunables (``QUEUE_CAPACITY``, ``LEVELS_PER_SYNC``), read live."""
-    from . import gpu_traversal
-    if name in ("QUEUE_CAPACITY", "LEVELS_PER_SYNC"):
-        return getattr(gpu_traversal, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -41,6 +35,8 @@ class Batch:
     # Events of a fresh upload, for profiling: "copy" (start, end) on the copy stream and
     # "compute_start" on the compute stream, before decoding.
     events: dict = field(default_factory=dict)
+    # A source-blocked batch (:func:`source_blocked`): the bits of its source segments; else 0.
+    segment_bits: int = 0
 
     @property
     def num_arcs(self) -> int:
@@ -91,29 +87,18 @@ def seconds_between(a, b) -> float:
     return cp.cuda.get_elapsed_time(a, b) / 1e3
 
 
-# Re-sort chunks that stay resident by destination, so pull_sum reduces whole runs in the warp
-# instead of issuing about one float64 atomic per arc. Measured on an H100, R-MAT scale 22
-# (benchmarks/results/gpu-rmat22-h100.json): 1.42 ms per pass sorted, 1.40 ms in CEL order, so
-# the gather of x[src], not the atomics, bounds the pass, and CEL order (no sort) is the default.
-SORT_RESIDENT = False
-
-
 def resident(batch: Batch) -> Batch:
-    """A batch about to be kept on the device for every pass, in its fastest layout."""
-    if not SORT_RESIDENT or batch.num_arcs < 2:
+    """A batch about to be kept on the device for every pass, in its fastest layout (config
+    ``gpu.sort_resident``: sorted by destination)."""
+    if not config.get().gpu.sort_resident or batch.num_arcs < 2:
         return batch
     order = cp.argsort(batch.dst)  # CUB radix sort
     return Batch(batch.dst_lo, batch.dst_hi, batch.src[order], batch.dst[order],
                  None if batch.weight is None else batch.weight[order], batch.events)
 
 
-# GraphCage cache blocking for passes over every arc (pull_sum): the whole graph's arcs in one
-# batch ordered by (source segment, destination), so the thread blocks running at any moment
-# gather x from one segment of 2**SEGMENT_BITS vertices that stays in L2. Measured on an H100
-# (50 MB L2), R-MAT-25, 528M arcs, x of 268 MB (benchmarks/results/gpu-rmat25.json): a pass
-# takes 10.4 ms in CEL order, 4.66 ms with segments of 16 MiB of float64 (5.13 ms at 8 MiB,
-# 5.14 at 32, 6.25 at 64), against 11.4 ms for cupyx's CSR SpMV.
-SEGMENT_BITS = 21
+# GraphCage cache blocking for passes over every arc (pull_sum), in segments of 2**segment_bits
+# source vertices (config gpu.segment_bits, with its measurements).
 _KEY_BITS = 63  # (segment, destination, source) packed into one int64 key where they fit
 
 
@@ -121,39 +106,41 @@ def source_blocked(batches, num_vertices: int):
     """One batch holding every arc of ``batches`` in source-blocked order (no weights: for
     operators that ignore them), or None when x fits one segment and blocking gains nothing.
     Needs about 24 bytes per arc of device memory while it is built."""
-    if num_vertices <= 1 << SEGMENT_BITS:
+    seg = config.get().gpu.segment_bits
+    if num_vertices <= 1 << seg:
         return None
     src = cp.concatenate([b.src for b in batches])
     dst = cp.concatenate([b.dst for b in batches])
     bits = max(int(num_vertices - 1).bit_length(), 1)
-    if 3 * bits - SEGMENT_BITS <= _KEY_BITS:  # sort the packed keys themselves: no gather
-        key = ((src.astype(cp.int64) >> SEGMENT_BITS) << (2 * bits)) | (dst.astype(cp.int64) << bits) | src
+    if 3 * bits - seg <= _KEY_BITS:  # sort the packed keys themselves: no gather
+        key = ((src.astype(cp.int64) >> seg) << (2 * bits)) | (dst.astype(cp.int64) << bits) | src
         del src, dst
         key.sort()
         mask = (1 << bits) - 1
         src = (key & mask).astype(cp.int32)
         dst = ((key >> bits) & mask).astype(cp.int32)
     else:
-        order = cp.argsort(((src.astype(cp.int64) >> SEGMENT_BITS) << 31) | dst)
+        order = cp.argsort(((src.astype(cp.int64) >> seg) << 31) | dst)
         src, dst = src[order], dst[order]
-    return Batch(0, int(num_vertices), src, dst, None)
+    return Batch(0, int(num_vertices), src, dst, None, segment_bits=seg)
 
 
 def split_sources(batch: Batch, lo: int, hi: int):
     """``(own, others)`` of a :func:`source_blocked` batch: ``own`` its arcs from the source
     segments that lie within ``[lo, hi)`` (one slice: arcs are sorted by segment first), ``others``
     the slices before and after it. Views, no copy."""
-    first, last = -(-lo >> SEGMENT_BITS), hi >> SEGMENT_BITS  # segments [first, last) lie within
+    seg = batch.segment_bits
+    first, last = -(-lo >> seg), hi >> seg  # segments [first, last) lie within
     if last <= first or not batch.num_arcs:
         return _slice(batch, 0, 0), [batch]
-    segment = batch.src >> SEGMENT_BITS
+    segment = batch.src >> seg
     a, b = (int(v) for v in cp.searchsorted(segment, cp.asarray([first, last], dtype=segment.dtype)))
     return _slice(batch, a, b), [_slice(batch, 0, a), _slice(batch, b, batch.num_arcs)]
 
 
 def _slice(batch: Batch, a: int, b: int) -> Batch:
     return Batch(batch.dst_lo, batch.dst_hi, batch.src[a:b], batch.dst[a:b],
-                 None if batch.weight is None else batch.weight[a:b])
+                 None if batch.weight is None else batch.weight[a:b], segment_bits=batch.segment_bits)
 
 
 def destination_stripes(batch: Batch, num_vertices: int, stripes: int) -> list:
@@ -163,11 +150,12 @@ def destination_stripes(batch: Batch, num_vertices: int, stripes: int) -> list:
     ``[lo, hi)``, each from L2 as in a whole pass. Views, no copy; one pass over the arcs."""
     stripe = max(1, -(-num_vertices // stripes))
     stripes = -(-num_vertices // stripe)
-    segments = ((max(num_vertices, 1) - 1) >> SEGMENT_BITS) + 1
+    seg = batch.segment_bits
+    segments = ((max(num_vertices, 1) - 1) >> seg) + 1
     cells = segments * stripes
     starts = cp.empty(cells + 1, dtype=np.int64)
     _launch("ooc_graph_cell_starts", batch.num_arcs + 1,
-            (batch.src, batch.dst, np.int32(SEGMENT_BITS), np.int64(stripe), np.int32(stripes), starts,
+            (batch.src, batch.dst, np.int32(seg), np.int64(stripe), np.int32(stripes), starts,
              np.int64(cells), np.int64(batch.num_arcs)))
     starts = starts.get()
     out = []

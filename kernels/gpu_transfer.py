@@ -11,6 +11,8 @@ import cupy as cp
 import cupyx
 import numpy as np
 
+from ooc_graph import config
+
 
 class _Slot:
     """Device staging buffers for one chunk in flight, reusable once ``done`` has fired."""
@@ -217,17 +219,16 @@ def _to_host_staged(array, out):
 # device copies into them at bus speed, and when the user drops a result its block goes back to
 # the pool, already mapped, for the next call's. (Fresh pageable memory is bound by its page
 # faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host, the largest part of a 12 ms call.)
-# Results larger than this share of physical memory take pageable memory instead.
-PINNED_RESULTS_SHARE = 1 / 16
+# Results larger than config gpu.pinned_results_share of physical memory take pageable memory.
 _PHYSICAL = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
 
 
 def empty_result(shape, dtype, device: int | None = None) -> np.ndarray:
     """A host array for a result: page-locked (from the pinned pool) where it is at most
-    ``PINNED_RESULTS_SHARE`` of physical memory and CUDA can allocate it, else pageable.
+    config ``gpu.pinned_results_share`` of physical memory and CUDA can allocate it, else pageable.
     ``device``: whose context allocates it (from a thread that has none current)."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if nbytes <= PINNED_RESULTS_SHARE * _PHYSICAL:
+    if nbytes <= config.get().gpu.pinned_results_share * _PHYSICAL:
         import cupyx
         try:
             with cp.cuda.Device(device if device is not None else cp.cuda.runtime.getDevice()):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
+from ooc_graph import config
+
 from .gpu_module import _THREADS, _dummy64, _kernel, _launch, _plus, _weights
 
 # advance_min, advance_levels and bottom_up take ``parent`` and build the shortest-path tree on
@@ -19,10 +21,8 @@ def _tracking(parent):
     """The kernel arguments for ``parent``: ``(track, array)`` (a dummy where None)."""
     return np.int32(parent is not None), parent if parent is not None else _dummy64().view(cp.int64)
 
-# advance_min spreads a frontier's arcs evenly over the GPU (a binary search per arc) instead of
-# giving each vertex one warp, which left one warp to relax all of a hub's arcs: the first BFS
-# level from the top vertex of R-MAT-24 took 9.8 ms on an H200 that way.
-BALANCED = True
+# advance_min spreads a frontier's arcs evenly over the GPU (a binary search per arc), on this
+# grid, where config gpu.balanced says so (its default, with the measurement).
 _BALANCED_BLOCKS = 4096
 
 
@@ -36,7 +36,7 @@ def advance_min(indptr, indices, weights, frontier, state, plus, changed, parent
         return
     w, use_w, wt = _weights(weights, plus)
     track = _tracking(parent)
-    if not BALANCED:
+    if not config.get().gpu.balanced:
         _launch(f"ooc_graph_advance_min<{wt}>", 32 * nf, (indptr, indices, w, use_w, _plus(plus), frontier,
                                                          np.int64(nf), state.view(cp.uint64), changed, *track))
         return
@@ -72,10 +72,6 @@ def flatnonzero(flags):
     return ids
 
 
-# csr_parents: arcs of a row one thread looks at before the row goes to the arc-balanced kernel.
-PARENT_FIRST_ARCS = 32
-
-
 def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) -> None:
     """Shortest-path parents of the vertices ``[lo, hi)`` whose parent is still unset (the
     number of vertices, ``parent.size``) from the in-arc CSR ``(indptr, indices, weights)`` (rows
@@ -83,16 +79,16 @@ def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) 
     (u ≠ v, ``dist[u] < dist[v]``, ``dist[u] + w == dist[v]``; ``w`` the arc's weight, or
     ``plus``), left as it is where there is none. The same parents as
     ``tight_parent``'s strict pass over every arc, found by one thread a vertex that stops at its
-    first tight arc; rows longer than ``PARENT_FIRST_ARCS`` with no tight arc among their first
+    first tight arc; rows longer than config ``gpu.parent_first_arcs`` with no tight arc among their first
     ones are finished arc-balanced (one look from the host: how many such rows)."""
     if hi <= lo:
         return
     w, use_w, wt = _weights(weights, plus)
-    first = np.int64(PARENT_FIRST_ARCS)
+    first = np.int64(config.get().gpu.parent_first_arcs)
     # a heavy row holds more than `first` arcs: at most arcs / first of them in [lo, hi)
     ends = indptr[lo:hi + 1:hi - lo].get()  # indptr[lo], indptr[hi]
     arcs = int(ends[-1] - ends[0])
-    heavy = cp.empty(max(1, min(hi - lo, arcs // PARENT_FIRST_ARCS + 1)), dtype=np.int64)
+    heavy = cp.empty(max(1, min(hi - lo, arcs // int(first) + 1)), dtype=np.int64)
     count = cp.zeros(1, dtype=np.uint64)
     _launch(f"ooc_graph_csr_parent<{wt}>", hi - lo, (indptr, indices, w, use_w, _plus(plus), dist, parent,
                                                      np.int64(lo), np.int64(hi), first, heavy, count,
@@ -121,29 +117,31 @@ def bottom_up(indptr, indices, state, level: float, next_level: float, changed, 
                                              *_tracking(parent)))
 
 
-# Frontier queues for advance_levels: vertices a level may hand on without the host, the grid
-# that strides over them, and how many levels run between two looks from the host.
-QUEUE_CAPACITY = 1 << 16
+# The grid that strides over advance_levels' frontier queues (of config gpu.queue_capacity
+# vertices: what a level may hand on without the host).
 _QUEUE_BLOCKS = 512
-LEVELS_PER_SYNC = 64
 
 
 @cp.memoize(for_each_device=True)
-def _queues():
-    return (cp.empty(QUEUE_CAPACITY, dtype=np.int64), cp.empty(QUEUE_CAPACITY, dtype=np.int64),
+def _queues(capacity: int):
+    return (cp.empty(capacity, dtype=np.int64), cp.empty(capacity, dtype=np.int64),
             cp.zeros(2, dtype=np.uint64), cp.zeros(4, dtype=np.uint64))
 
 
-def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int = LEVELS_PER_SYNC,
+def advance_levels(indptr, indices, weights, frontier, state, plus, changed, levels: int | None = None,
                    max_arcs: int = 1 << 62, bound: float = np.inf, parent=None):
-    """Up to ``levels`` frontier advances from ``frontier`` (at most QUEUE_CAPACITY vertices,
+    """Up to ``levels`` (default: config ``gpu.levels_per_sync``) frontier advances from
+    ``frontier`` (at most config ``gpu.queue_capacity`` vertices,
     state in ``state``, ``changed`` all zero) queued back to back, then one look from the host;
     they stop early at a frontier with more than ``max_arcs`` out-arcs. A vertex whose state drops
     to more than ``bound`` (near-far's far pile) is marked in ``changed`` and not queued. Returns
     ``(levels run, arcs relaxed, the next frontier)``; ``changed`` marks only those far vertices
     unless the frontier outgrew the queue or ``max_arcs`` (then it marks that frontier too, and
     all it marks is returned). ``parent``: as for :func:`advance_min`, each level."""
-    q = _queues()
+    cfg = config.get().gpu
+    capacity = cfg.queue_capacity
+    levels = cfg.levels_per_sync if levels is None else levels
+    q = _queues(capacity)
     cur, nxt, sizes, ctl = q
     nf = int(frontier.size)
     cur[:nf] = frontier
@@ -158,9 +156,9 @@ def advance_levels(indptr, indices, weights, frontier, state, plus, changed, lev
     for _ in range(levels):
         a, b = q[c], q[1 - c]
         advance((_QUEUE_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), np.float64(bound), a, b,
-                                                sizes, np.int32(c), np.int64(QUEUE_CAPACITY), st, changed, ctl,
+                                                sizes, np.int32(c), np.int64(capacity), st, changed, ctl,
                                                 *track))
-        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(QUEUE_CAPACITY), np.uint64(max_arcs), changed,
+        turn((64,), (_THREADS,), (b, sizes, np.int32(c), np.int64(capacity), np.uint64(max_arcs), changed,
                                   ctl))
         c = 1 - c
     stop, ran, arcs, _, size0, size1 = (int(v) for v in cp.concatenate([ctl, sizes]).get())

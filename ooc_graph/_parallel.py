@@ -8,23 +8,19 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from . import config
 from .errors import ParameterError
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-# Threads by default: the cores, at most this many. At 8, R-MAT-25 on a 16-core GPU machine kept
-# the store's writer waiting 6.1 s of its 14.8 for the sorting threads (67.6 s of sorting and
-# layout among 8), and the degree pass and the compiled generators take these threads too. Past
-# 16 the serial stages around them (adding the input, appending the scattered arcs, the HDF5
-# writes: ~20 s of R-MAT-25) dominate.
-MAX_DEFAULT_WORKERS = 16
 
 
 def workers(value=None) -> int:
-    """Threads to use: ``value`` if given (a positive int), else the cores, at most 16."""
+    """Threads to use: ``value`` if given (a positive int), else the cores, at most config
+    ``ingest.max_workers`` (16)."""
     if value is None:
-        return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS))
+        return max(1, min(os.cpu_count() or 1, config.get().ingest.max_workers))
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ParameterError(f"workers must be a positive integer (got {value!r})")
     return value
@@ -48,6 +44,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_workers: int, *,
     ahead = max(1, num_workers if ahead is None else ahead)
     items = itertools.chain(head, items)
     pool = ThreadPoolExecutor(max(1, num_workers), thread_name_prefix="ooc-graph-worker")
+    fn = config.carried(fn)
     pending: deque = deque()
     try:
         for item in items:

@@ -20,11 +20,11 @@ import time
 
 import numpy as np
 
+from . import config
 from ._memory import budget
 from ._parallel import ordered_map, workers
 from .errors import ParameterError
 from .ingest.builder import GraphBuilder
-from .ingest import footprint
 from .ingest.output import check_flags, check_output
 from .ingest.sorting import check_device
 from .kernels import cpu as cpu_kernels
@@ -35,9 +35,6 @@ __all__ = ["rmat", "urand", "grid", "GENERATORS"]
 
 # Edges generated per step (the output does not depend on it: edge e is drawn from e alone).
 _STEP = 1 << 22
-# Fewer edges are drawn with NumPy: under a second, less than loading numba's kernels or
-# compiling the GPU's the first time in a process.
-KERNEL_MIN_EDGES = 1 << 22
 # How the edges were drawn, named in a store's source: stores of one seed drawn another way
 # (before the counter-based hash) hold other graphs.
 DRAWS = "draws=splitmix64"
@@ -72,14 +69,15 @@ def _weights(rng, m, weighted):
 
 def implementation(edges: int, device: str = "auto", memory=None) -> str:
     """Where ``edges`` R-MAT or urand edges are drawn for a build on ``device`` in ``memory``:
-    "numpy" below ``KERNEL_MIN_EDGES``, else "gpu" where the builder sorts on one, else
+    "numpy" below config ``ingest.generate_kernel_min_edges``, else "gpu" where the builder sorts on one, else
     "compiled" where numba is installed and the budget allows its libraries
-    (``footprint.COMPILED_MIN_BUDGET``), else "numpy". The edges are the same."""
-    if edges < KERNEL_MIN_EDGES:
+    (config ``ingest.compiled_min_budget``), else "numpy". The edges are the same."""
+    cfg = config.get().ingest
+    if edges < cfg.generate_kernel_min_edges:
         return "numpy"
     if check_device(device):
         return "gpu"
-    if budget(memory) >= footprint.COMPILED_MIN_BUDGET and cpu_kernels.compiled() is not None:
+    if budget(memory) >= cfg.compiled_min_budget and cpu_kernels.compiled() is not None:
         return "compiled"
     return "numpy"
 

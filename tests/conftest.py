@@ -45,6 +45,15 @@ def _tiny_build_budgets(monkeypatch):
 
 
 @pytest.fixture
+def configure():
+    """Change ``ooc_graph.config`` settings for the rest of the test, as ``config.set`` takes them:
+    ``configure({"traversal.bottom_up": False})`` or ``configure(traversal={"bottom_up": False})``."""
+    from ooc_graph import config
+    with contextlib.ExitStack() as stack:
+        yield lambda changes=None, /, **sections: stack.enter_context(config.set(changes, **sections))
+
+
+@pytest.fixture
 def data_dir():
     if not DATA.is_dir():
         pytest.skip(f"shared data folder {DATA} is absent")

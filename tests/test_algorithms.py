@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph import UNREACHABLE
-from ooc_graph.engine import traversal
 from ooc_graph.errors import ParameterError
 
 from conftest import edge_array, nx_graph, random_edges
@@ -83,12 +83,12 @@ def check_pagerank(H, r, **kw):
 
 
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs,memory", CASES)
-def test_random_graphs(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, memory):
+def test_random_graphs(tmp_path, monkeypatch, configure, seed, directed, weighted, interval_size, chunk_arcs, memory):
     # Per iteration strategy: edge-centric passes only, the default choice (a whole compiled
     # traversal where the CSR is in memory), or CSR advance always.
     strategy = (seed // 2) % 3
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][strategy])
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", strategy == 1)
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][strategy]})
+    configure({"traversal.whole_traversal": strategy == 1})
     G, H, n = _convert(tmp_path, seed, directed, weighted, interval_size, chunk_arcs)
     source = seed % n
     check_pagerank(H, ooc_graph.pagerank(G, device="cpu", memory=memory, tol=1e-12, max_iter=10_000))

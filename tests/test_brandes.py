@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import traversal
+from ooc_graph import config
 from ooc_graph.kernels import cpu
 
 from conftest import edge_array, nx_graph, random_edges
@@ -27,11 +27,10 @@ def kinds(r) -> set:
     return {p["kind"] for p in r.stats["per_pass"]}
 
 
-def both(G, monkeypatch, **kw):
+def both(G, **kw):
     """The call by Engine.brandes and by the level sweeps: ``(fast, sweeps)``."""
-    monkeypatch.setattr(traversal, "WHOLE_BRANDES", False)
-    sweeps = bc(G, **kw)
-    monkeypatch.setattr(traversal, "WHOLE_BRANDES", True)
+    with config.set({"traversal.whole_brandes": False}):
+        sweeps = bc(G, **kw)
     fast = bc(G, **kw)
     assert "brandes" not in kinds(sweeps)
     return fast, sweeps
@@ -75,7 +74,7 @@ def test_against_networkx_and_the_sweeps(tmp_path, monkeypatch, device, seed):
     kw = variant(seed, n)
     for weight in ("weight", None) if seed % 3 == 0 else (None,):
         ref = nx.betweenness_centrality(H, weight=weight, **kw)
-        fast, sweeps = both(G, monkeypatch, device=device, weight=weight, **kw)
+        fast, sweeps = both(G, device=device, weight=weight, **kw)
         expect_fast(fast, G, device, weight)
         close(fast.values, ref, n)
         close(sweeps.values, ref, n)
@@ -91,7 +90,7 @@ def test_parallel_arcs_count_as_paths(tmp_path, monkeypatch, device, seed):
                                         kind=["ties", "decimal"][seed // 2 % 2])
     n = G.num_vertices
     for weight, arcs in (("weight", w), (None, np.ones_like(w))):
-        fast, sweeps = both(G, monkeypatch, device=device, weight=weight, normalized=False)
+        fast, sweeps = both(G, device=device, weight=weight, normalized=False)
         expect_fast(fast, G, device, weight)
         close(fast.values, multigraph_reference(n, src, dst, arcs, directed), n)
         same(fast, sweeps, n)
@@ -125,7 +124,7 @@ def test_edge_cases(tmp_path, monkeypatch, device):
             for endpoints in (False, True):
                 for normalized in (False, True):
                     kw = dict(weight=weight, endpoints=endpoints, normalized=normalized)
-                    fast, sweeps = both(G, monkeypatch, device=device, **kw)
+                    fast, sweeps = both(G, device=device, **kw)
                     expect_fast(fast, G, device, weight)
                     close(fast.values, nx.betweenness_centrality(H, **kw), 14)
                     same(fast, sweeps, 14)
@@ -152,17 +151,17 @@ def test_ids_beyond_int32(tmp_path, monkeypatch, device, seed):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_sampled_sources_and_calls_of_a_few_sources(tmp_path, monkeypatch, device):
+def test_sampled_sources_and_calls_of_a_few_sources(tmp_path, monkeypatch, configure, device):
     """Sources drawn as networkx draws them (seeds and random.Random), run a few a call: every
     source reported once, in order, with the levels the sweeps report."""
-    monkeypatch.setattr(traversal, "BRANDES_SOURCES_PER_CALL", 3)
+    configure({"traversal.brandes_sources_per_call": 3})
     G, H, *_ = random_weighted(tmp_path, 7, False, 4, 16)
     n = G.num_vertices
     for weight in (None, "weight"):
         for k, seed in ((1, 0), (4, 5), (n - 1, 2), (n, 1)):
             for endpoints in (False, True):
                 ref = nx.betweenness_centrality(H, k=k, seed=seed, endpoints=endpoints, weight=weight)
-                fast, sweeps = both(G, monkeypatch, device=device, k=k, seed=seed, endpoints=endpoints,
+                fast, sweeps = both(G, device=device, k=k, seed=seed, endpoints=endpoints,
                                     weight=weight)
                 expect_fast(fast, G, device, weight)
                 close(fast.values, ref, n)
@@ -173,7 +172,7 @@ def test_sampled_sources_and_calls_of_a_few_sources(tmp_path, monkeypatch, devic
             assert ours.random() == theirs.random()
 
 
-def test_out_of_core_and_without_compiled_kernels_the_sweeps_run(tmp_path, monkeypatch):
+def test_out_of_core_and_without_compiled_kernels_the_sweeps_run(tmp_path, monkeypatch, configure):
     """A CSR beyond the budget, or no compiled kernels: the level sweeps, the same answers."""
     rng = np.random.default_rng(11)
     n = 60
@@ -186,9 +185,9 @@ def test_out_of_core_and_without_compiled_kernels_the_sweeps_run(tmp_path, monke
         small = bc(G, device="cpu", memory="4KiB", weight=weight)  # a CSR of more than a kilobyte
         assert "brandes" not in kinds(small) and small.stats["passes"] > 0
         close(small.values, ref, n)
-        monkeypatch.setattr(cpu, "USE_COMPILED", False)
+        configure({"cpu.compiled": False})
         plain = bc(G, device="cpu", weight=weight)
-        monkeypatch.setattr(cpu, "USE_COMPILED", True)
+        configure({"cpu.compiled": True})
         assert "brandes" not in kinds(plain)
         close(plain.values, ref, n)
 

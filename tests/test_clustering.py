@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.algorithms import _wedges
 from ooc_graph.errors import ParameterError
 from ooc_graph.kernels import cpu as cpu_kernels
@@ -42,13 +43,13 @@ def _random(tmp_path, seed, *, directed, big_ids=False, dedupe=True):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed", range(52))
-def test_random_graphs(tmp_path, monkeypatch, seed, device):
+def test_random_graphs(tmp_path, monkeypatch, configure, seed, device):
     # Tiny wedge blocks on some seeds, there the CPU runs the reference (no compiled kernels): the
     # block loop is exercised, the answer must not change.
     small = seed % 4 == 1
-    monkeypatch.setattr(cpu_kernels, "USE_COMPILED", not small)
-    monkeypatch.setattr(_wedges, "MIN_BLOCK_WEDGES", 1 if small else _wedges.MIN_BLOCK_WEDGES)
-    monkeypatch.setattr(_wedges, "MAX_BLOCK_WEDGES", [1, 3, 64, 1 << 24][seed % 4])
+    configure({"cpu.compiled": not small})
+    configure({"algorithms.min_block_wedges": 1 if small else config.Config().algorithms.min_block_wedges})
+    configure({"algorithms.max_block_wedges": [1, 3, 64, 1 << 24][seed % 4]})
     directed = seed % 2 == 0
     G, H = _random(tmp_path, seed, directed=directed, big_ids=seed % 5 == 4)
     r = ooc_graph.lcc(G, device=device)
@@ -211,8 +212,8 @@ def test_kernels_equal_the_reference(monkeypatch, device):
         monkeypatch.setattr(_wedges, "_reference", reference)
 
 
-def test_reference_without_the_compiled_kernels(monkeypatch):
-    monkeypatch.setattr(cpu_kernels, "USE_COMPILED", False)
+def test_reference_without_the_compiled_kernels(monkeypatch, configure):
+    configure({"cpu.compiled": False})
     z = np.zeros(1, np.int64)
     assert cpu_kernels.wedge_count(z, z, z, z, np.zeros((0, 2), np.int64), z, z) is None
     for n, src, dst in _kernel_cases()[::7]:

@@ -11,7 +11,8 @@ from scipy.sparse import csgraph
 
 import ooc_graph
 from ooc_graph import UNREACHABLE
-from ooc_graph.engine import Engine, traversal
+from ooc_graph import config
+from ooc_graph.engine import Engine
 from ooc_graph.kernels import cpu
 
 from conftest import edge_array, random_edges
@@ -23,15 +24,13 @@ ARRAYS = {"bfs": ("depth", "parent"), "sssp": ("distance", "parent"), "wcc": ("l
 
 def _run(G, source, *, compiled: bool, whole: bool = True, memory=None):
     """Every algorithm's result arrays with the compiled kernels or the NumPy reference."""
-    saved = cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL
-    cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL = compiled, whole
     try:
         G.release()
         kw = dict(device="cpu", memory=memory)
-        results = {"bfs": ooc_graph.bfs(G, source, **kw), "sssp": ooc_graph.sssp(G, source, **kw),
-                   "wcc": ooc_graph.wcc(G, **kw), "pagerank": ooc_graph.pagerank(G, tol=1e-13, **kw)}
+        with config.set({"cpu.compiled": compiled, "traversal.whole_traversal": whole}):
+            results = {"bfs": ooc_graph.bfs(G, source, **kw), "sssp": ooc_graph.sssp(G, source, **kw),
+                       "wcc": ooc_graph.wcc(G, **kw), "pagerank": ooc_graph.pagerank(G, tol=1e-13, **kw)}
     finally:
-        cpu.USE_COMPILED, traversal.WHOLE_TRAVERSAL = saved
         G.release()
     return results
 
@@ -137,11 +136,8 @@ def test_edge_cases(tmp_path, case):
 
 
 def _run_wcc_pr(G, compiled):
-    saved, cpu.USE_COMPILED = cpu.USE_COMPILED, compiled
-    try:
+    with config.set({"cpu.compiled": compiled}):
         return (ooc_graph.wcc(G, device="cpu").labels.tolist(), ooc_graph.pagerank(G, device="cpu").values.tolist())
-    finally:
-        cpu.USE_COMPILED = saved
 
 
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
@@ -161,8 +157,7 @@ def test_batch_operators_equal_reference(id_dtype):
     for plus in (None, 1.0, 0.0):
         out = []
         for compiled in (False, True):
-            cpu.USE_COMPILED = compiled
-            try:
+            with config.set({"cpu.compiled": compiled}):
                 # relax_min and hook_min to their fixed points (the compiled versions update in
                 # place, so one call may go further than the reference's).
                 state, changed, flag = state0.copy(), np.zeros(n, np.uint8), np.ones(1, np.uint8)
@@ -183,8 +178,6 @@ def test_batch_operators_equal_reference(id_dtype):
                 merged, mchanged = state0.copy(), np.zeros(n, np.uint8)
                 cpu.scatter_min(merged, frontier[::-1] % 50, state0[frontier] - 1, mchanged)
                 out.append((state, changed, parent, forest, y, merged, mchanged))
-            finally:
-                cpu.USE_COMPILED = True
         for a, b in zip(*out):
             np.testing.assert_array_equal(a, b)
 
@@ -199,13 +192,10 @@ def test_advance_min_equals_reference():
     state0[frontier] = rng.integers(0, 5, 20)
     out = []
     for compiled in (False, True):
-        cpu.USE_COMPILED = compiled
-        try:
+        with config.set({"cpu.compiled": compiled}):
             state, changed = state0.copy(), np.zeros(n, np.uint8)
             cpu.advance_min(A.indptr.astype(np.int64), A.indices, w, frontier, state, None, changed)
             out.append((state, changed))
-        finally:
-            cpu.USE_COMPILED = True
     # The reference relaxes one level from the frontier's values; the compiled advance may carry
     # a value further within the call (Gauss-Seidel): never above the reference, and a fixed point
     # is reached either way (the engine loops until nothing changes).
@@ -219,23 +209,17 @@ def test_pagerank_step_equals_reference():
     for p in (1.0 / n, rng.random(n) / n):
         out = []
         for compiled in (False, True):
-            cpu.USE_COMPILED = compiled
-            try:
+            with config.set({"cpu.compiled": compiled}):
                 x, contrib = x0.copy(), np.empty(n)
                 sums = cpu.pagerank_step(y, x, p, inv, 0.85, 0.01, contrib)
                 out.append((x, contrib, sums))
-            finally:
-                cpu.USE_COMPILED = True
         np.testing.assert_array_equal(out[0][0], out[1][0])
         np.testing.assert_array_equal(out[0][1], out[1][1])
         np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-12)
         for compiled in (False, True):  # contrib=None: the same step, contributions not written
-            cpu.USE_COMPILED = compiled
-            try:
+            with config.set({"cpu.compiled": compiled}):
                 x = x0.copy()
                 sums = cpu.pagerank_step(y, x, p, inv, 0.85, 0.01, None)
-            finally:
-                cpu.USE_COMPILED = True
             np.testing.assert_array_equal(x, out[0][0])
             np.testing.assert_allclose(sums, out[0][2], rtol=1e-12)
 
@@ -260,10 +244,10 @@ def test_without_numba_the_numpy_path_runs(tmp_path, monkeypatch):
     np.testing.assert_array_equal(fast.parent, r.parent)
 
 
-def test_switched_off_by_environment(monkeypatch):
-    monkeypatch.setattr(cpu, "USE_COMPILED", False)
+def test_switched_off_by_environment(monkeypatch, configure):
+    configure({"cpu.compiled": False})
     assert cpu.compiled() is None
-    monkeypatch.setattr(cpu, "USE_COMPILED", True)
+    configure({"cpu.compiled": True})
     assert cpu.compiled() is not None
 
 
@@ -327,8 +311,9 @@ def _bfs_tree(n, src, dst, source, dtype=np.int32, bottom_up=True):
     return state, parent, levels, arcs, len(calls)
 
 
-SETTINGS = {  # (BFS_ALPHA, BFS_MIN_FRONTIER, BFS_BRANCHY, BFS_LEAVE_BOTTOM_UP)
-    "default": (cpu.BFS_ALPHA, cpu.BFS_MIN_FRONTIER, cpu.BFS_BRANCHY, cpu.BFS_LEAVE_BOTTOM_UP),
+_BFS = ("bfs_alpha", "bfs_min_frontier", "bfs_branchy", "bfs_leave_bottom_up")
+SETTINGS = {  # config cpu.bfs_alpha, bfs_min_frontier, bfs_branchy, bfs_leave_bottom_up
+    "default": tuple(getattr(config.Config().cpu, name) for name in _BFS),
     "bottom-up": (2**40, 2**40, 0, 2**30),  # every level with arcs goes bottom-up, and stays
     "branchy": (1, 1, 0, 0),  # top-down with branches, bottom-up rarely
     "branch-free": (1, 1, 2**30, 0),
@@ -337,11 +322,10 @@ SETTINGS = {  # (BFS_ALPHA, BFS_MIN_FRONTIER, BFS_BRANCHY, BFS_LEAVE_BOTTOM_UP)
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 @pytest.mark.parametrize("seed", range(10))
-def test_bfs_tree_equals_reference(monkeypatch, setting, seed):
+def test_bfs_tree_equals_reference(configure, setting, seed):
     """Levels, smallest parents and level counts on uniform and skewed random graphs (self-loops,
     repeats, unreachable vertices), top-down, bottom-up and mixed, on 32- and 64-bit CSRs."""
-    for name, value in zip(("BFS_ALPHA", "BFS_MIN_FRONTIER", "BFS_BRANCHY", "BFS_LEAVE_BOTTOM_UP"), SETTINGS[setting]):
-        monkeypatch.setattr(cpu, name, value)
+    configure(cpu=dict(zip(_BFS, SETTINGS[setting])))
     rng = np.random.default_rng(500 + seed)
     n = int(rng.integers(1, 3000))
     m = int(rng.integers(0, 12 * n))

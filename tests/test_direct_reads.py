@@ -64,17 +64,17 @@ def _stores(tmp_path):
             ooc_graph.convert(weighted, tmp_path / "b.h5", progress=False, directed=True)]
 
 
-def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch):
+def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch, configure):
     pytest.importorskip("numba")  # direct reads need the compiled checksum
-    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)  # small stores read directly too
+    configure({"store.direct_min_bytes": 0})  # small stores read directly too
     for G in _stores(tmp_path):
         ref = {}
-        monkeypatch.setattr(graph_module, "DIRECT_READS", False)
+        configure({"store.direct_reads": False})
         G.release()
         for algo, kw in (("pagerank", {}), ("bfs", {"source": 0}), ("wcc", {})):
             ref[algo] = getattr(ooc_graph, algo)(G, device="cpu", memory="2MB", **kw)
         layout_h5 = [G.read_cel(a, b) for a, b in ((0, G.num_arcs), (7, 2999), (G.num_arcs - 5, G.num_arcs))]
-        monkeypatch.setattr(graph_module, "DIRECT_READS", True)
+        configure({"store.direct_reads": True})
         G.release()
         for algo, kw in (("pagerank", {}), ("bfs", {"source": 0}), ("wcc", {})):
             got = getattr(ooc_graph, algo)(G, device="cpu", memory="2MB", **kw)
@@ -90,8 +90,8 @@ def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch):
         assert G._direct is None
 
 
-def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)
+def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch, configure):
+    configure({"store.direct_min_bytes": 0})
     G = _stores(tmp_path)[0]
     with h5py.File(G.path, "r") as f:
         info = f["cel/dst"].id.get_chunk_info(0)
@@ -107,12 +107,12 @@ def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch):
     G.close()
 
 
-def test_small_datasets_and_no_numba_read_through_h5py(tmp_path, monkeypatch):
+def test_small_datasets_and_no_numba_read_through_h5py(tmp_path, monkeypatch, configure):
     G = _stores(tmp_path)[0]
     ooc_graph.wcc(G, device="cpu")
     assert G._direct is None or all(t is None for t in G._direct[2].values())  # under 64 MB
     G.close()
-    monkeypatch.setattr(graph_module, "DIRECT_MIN_BYTES", 0)
+    configure({"store.direct_min_bytes": 0})
     monkeypatch.setattr(graph_module, "compiled_available", lambda: False)
     G = ooc_graph.open(G.path)
     ooc_graph.wcc(G, device="cpu")

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import stream, traversal
+from ooc_graph import config
+from ooc_graph.engine import stream
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
@@ -29,17 +30,17 @@ ALGORITHMS = [("pagerank", {"tol": 1e-12, "max_iter": 10_000}), ("bfs", {"source
               ("sssp", {"source": None}), ("wcc", {})]
 
 
-def _traversal_setting(client, name: str, value, workers=None) -> None:
-    """Set ``ooc_graph.engine.traversal.<name>`` on the workers (all, or ``workers``)."""
+def _worker_setting(client, key: str, value, workers=None) -> None:
+    """Set ``ooc_graph.config`` setting ``key`` ("section.name") for the worker processes (all, or
+    ``workers``): it stands in their jobs unless the caller changed it."""
     # a lambda: sent by value (the workers cannot import this module)
-    client.run(lambda v: setattr(__import__("ooc_graph.engine.traversal", fromlist=["t"]), name, v), value,
-               workers=workers)
+    client.run(lambda v: __import__("ooc_graph.config", fromlist=["c"]).update({key: v}), value, workers=workers)
 
 
 def _whole_traversals(client, on: bool, workers=None) -> None:
     """Whether the workers run BFS/SSSP as whole compiled traversals where every rank holds the
     CSR (the default), or through the level loop a GPU takes (these tests' default: they test it)."""
-    _traversal_setting(client, "WHOLE_TRAVERSAL", on, workers)
+    _worker_setting(client, "traversal.whole_traversal", on, workers)
 
 
 @pytest.fixture(scope="module")
@@ -199,16 +200,30 @@ def test_whole_traversals_on_every_worker(client, tmp_path, seed):
         _whole_traversals(client, False)
 
 
+def test_a_job_carries_the_settings_its_caller_made(client, tmp_path):
+    """The settings a caller made (ooc_graph.config) reach every rank of its job, even where they
+    are the defaults; a worker's own settings stand where the caller made none."""
+    G = ooc_graph.generate.grid(tmp_path / "m.h5", 30, 10, interval_size=32, chunk_arcs=64, progress=False)
+    local = ooc_graph.bfs(G, 3, device="cpu")
+    with config.set(traversal={"whole_traversal": True}):  # the default, off on these workers
+        dist = ooc_graph.submit(client, "bfs", G, workers=2, source=3).result(timeout=120)
+    same(local, dist, "bfs")
+    assert [rank["stats"]["traversals"] for rank in dist.stats["ranks"]] == [1, 1]
+    dist = ooc_graph.submit(client, "bfs", G, workers=2, source=3).result(timeout=120)
+    same(local, dist, "bfs")
+    assert [rank["stats"]["traversals"] for rank in dist.stats["ranks"]] == [0, 0]
+
+
 def test_small_levels_run_whole_on_every_worker(client, tmp_path):
     """A level-synchronous BFS on workers: frontiers of few arcs advance whole on every rank
     (nothing to merge, the tree built on the way), larger ones split between the ranks (the tree
     found after): the one-process answers either way."""
     G = ooc_graph.generate.grid(tmp_path / "m.h5", 40, 12, interval_size=32, chunk_arcs=64, progress=False)
     local = ooc_graph.bfs(G, 3, device="cpu")
-    default = traversal.REPLICATED_MAX_ARCS
+    default = config.Config().traversal.replicated_max_arcs
     try:
         for limit in (default, 0):
-            _traversal_setting(client, "REPLICATED_MAX_ARCS", limit)
+            _worker_setting(client, "traversal.replicated_max_arcs", limit)
             for size in (2, 3):
                 dist = ooc_graph.submit(client, "bfs", G, workers=size, source=3).result(timeout=120)
                 same(local, dist, "bfs")
@@ -218,7 +233,7 @@ def test_small_levels_run_whole_on_every_worker(client, tmp_path):
                     # whole: every level built its part of the tree; split: only the bottom-up ones
                     assert st["tree_levels"] == (dist.iterations if limit else st["bottom_up"]), st
     finally:
-        _traversal_setting(client, "REPLICATED_MAX_ARCS", default)
+        _worker_setting(client, "traversal.replicated_max_arcs", default)
 
 
 @pytest.mark.parametrize("size", [2, 3])
@@ -464,9 +479,9 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
 
 @pytest.mark.multigpu
 @pytest.mark.parametrize("seed", range(4))
-def test_two_gpus_match_one(tmp_path, monkeypatch, seed):
+def test_two_gpus_match_one(tmp_path, monkeypatch, configure, seed):
     """Several GPUs (dask-cuda, NCCL): the one-process GPU answers, with budgets that stream."""
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION][seed % 2])
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction][seed % 2]})
     rng = np.random.default_rng(900 + seed)
     n = int(rng.integers(50, 3000))
     src, dst, w = random_edges(rng, n=n, m=8 * n, weighted=seed % 2 == 0)
@@ -508,17 +523,15 @@ def test_pagerank_on_two_gpus_pulls_own_sources_while_the_rest_arrive(tmp_path):
     from ooc_graph.runtime.cluster import local_gpu_client
     client = local_gpu_client([0, 1])
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 13, 8, seed=4, directed=True, chunk_arcs=4096, progress=False)
-    # a lambda: sent by value (the workers cannot import this module)
-    bits = lambda b: setattr(__import__("ooc_graph.kernels.gpu", fromlist=["gpu"]), "SEGMENT_BITS", b)  # noqa: E731
-    client.run(bits, 6)
     try:
+        _worker_setting(client, "gpu.segment_bits", 6)
         for kw in ({"tol": 1e-10, "max_iter": 500}, {"mode": "graphalytics", "max_iter": 9}):
             one = ooc_graph.pagerank(G, device="gpu", **kw)
             two = ooc_graph.pagerank(G, gpus=[0, 1], **kw)
             assert (two.iterations, two.converged) == (one.iterations, one.converged), kw
             assert np.abs(one.values - two.values).sum() <= 1e-12, kw
     finally:
-        client.run(bits, 21)
+        _worker_setting(client, "gpu.segment_bits", config.Config().gpu.segment_bits)
         ooc_graph.runtime.release()
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, traversal
+from ooc_graph import config
+from ooc_graph.engine import Engine
 from ooc_graph.engine.expression import LIBRARY, compile_function
 from ooc_graph.errors import ParameterError
 from ooc_graph.kernels import cpu, edge_codegen
@@ -71,9 +72,9 @@ CASES = [(seed, seed % 2 == 0, seed % 3 == 0, [1, 2, 5, None][seed % 4], [1, 3, 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs", CASES)
-def test_against_reference(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, device):
+def test_against_reference(tmp_path, monkeypatch, configure, seed, directed, weighted, interval_size, chunk_arcs, device):
     # Frontier passes as CSR advances (one process, CPU, where the CSR fits the budget) or chunk passes.
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, np.inf][(seed // 2) % 2])
+    configure({"traversal.advance_fraction": [0.0, np.inf][(seed // 2) % 2]})
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 30))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 3 * n + 1)), weighted=weighted)
@@ -256,7 +257,7 @@ def test_generated_cuda_matches_numpy(tmp_path, f, monoid, out_dtype, weighted):
     np.testing.assert_array_equal(out, want)
 
 
-def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
+def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch, configure):
     """A frontier with few arcs reads its CSR rows instead of the chunks: same answers, no pass."""
     G = ooc_graph.generate.grid(tmp_path / "m.h5", 30, 30, weighted=True, interval_size=64, chunk_arcs=128,
                                 progress=False)
@@ -265,8 +266,8 @@ def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
     frontier = np.zeros(G.num_vertices, dtype=bool)
     frontier[[0, 17, 450]] = True
     got = {}
-    for fraction in (0.0, traversal.ADVANCE_FRACTION):
-        monkeypatch.setattr(traversal, "ADVANCE_FRACTION", fraction)
+    for fraction in (0.0, config.Config().traversal.advance_fraction):
+        configure({"traversal.advance_fraction": fraction})
         before = e.stats.advances
         got[fraction] = [e.edge_map(f, x, monoid=m, frontier=frontier, direction=d)
                          for f, m, d in (("src * w", "sum", "in"), ("src + w", "min", "out"), ("src", "or", "both"))]

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, get_backend, stream, traversal
+from ooc_graph import config
+from ooc_graph.engine import Engine, get_backend, stream
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
 from ooc_graph.kernels import cpu
@@ -60,17 +61,17 @@ def test_whole_graph_read_once_when_it_fits(graph):
     G.close()
 
 
-def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)  # edge-centric passes only
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
+def test_selective_scheduling_skips_inactive_chunks(tmp_path, monkeypatch, configure):
+    configure({"traversal.advance_fraction": 0.0})  # edge-centric passes only
+    configure({"traversal.whole_traversal": False})
     # A tall, narrow mesh: the BFS frontier lies in one or two intervals at a time.
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
     assert r.stats["chunks_skipped"] > r.stats["chunks_processed"] and r.stats["advances"] == 0
 
 
-def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
+def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch, configure):
+    configure({"traversal.whole_traversal": False})  # the level loop, not one compiled traversal
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 300, 300, interval_size=4096, progress=False)
     r = ooc_graph.bfs(G, 0, device="cpu")
     assert r.stats["advances"] == r.iterations and r.depth.max() == 598
@@ -78,10 +79,10 @@ def test_small_frontiers_advance_over_the_csr(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_bottom_up_levels_give_the_top_down_answers(tmp_path, monkeypatch, seed):
+def test_bottom_up_levels_give_the_top_down_answers(tmp_path, monkeypatch, configure, seed):
     """Direction-optimised traversals (bottom-up levels over the in-CSR) give the top-down loop's
     depths, distances and parents bit for bit."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the level loop, not one compiled traversal
+    configure({"traversal.whole_traversal": False})  # the level loop, not one compiled traversal
     rng = np.random.default_rng(70 + seed)
     n = int(rng.integers(100, 1500))
     src, dst, w = hub_edges(rng, n=n, weighted=seed % 2 == 1)
@@ -90,9 +91,9 @@ def test_bottom_up_levels_give_the_top_down_answers(tmp_path, monkeypatch, seed)
                           progress=False)
     for algo in ("bfs", "sssp"):
         fn = getattr(ooc_graph, algo)
-        monkeypatch.setattr(traversal, "BOTTOM_UP", False)
+        configure({"traversal.bottom_up": False})
         ref = fn(G, 0, device="cpu")
-        monkeypatch.setattr(traversal, "BOTTOM_UP", True)
+        configure({"traversal.bottom_up": True})
         got = fn(G, 0, device="cpu")
         assert ref.stats["bottom_up"] == 0
         for name, a in ref.arrays().items():
@@ -127,10 +128,10 @@ def mesh(tmp_path_factory, request):
 
 @pytest.mark.parametrize("execution", ["sync", "async", "auto"])
 @pytest.mark.parametrize("far", [False, True], ids=["first", "last"])
-def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, far):
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 4)
+def test_executions_agree_and_async_streams_less(mesh, monkeypatch, configure, execution, far):
+    configure({"traversal.advance_fraction": 0.0})
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.async_after_passes": 4})
     G = mesh
     source = G.num_vertices - 1 if far else 0  # waves towards higher ids, or towards lower ones
     ref = ooc_graph.sssp(G, source, device="cpu", execution="sync")
@@ -154,8 +155,8 @@ def test_executions_agree_and_async_streams_less(mesh, monkeypatch, execution, f
     assert in_memory.stats["local_iterations"] == 0  # everything fits: auto stays synchronous
 
 
-def test_reader_thread_reads_ahead(tmp_path, monkeypatch):
-    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
+def test_reader_thread_reads_ahead(tmp_path, monkeypatch, configure):
+    configure({"stream.prefetch_min_arcs": 1})
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, weighted=True, chunk_arcs=500, progress=False)
     ref = ooc_graph.sssp(G, 1, device="cpu", memory="10MB")
     G.release()
@@ -189,8 +190,8 @@ def test_engine_budget_parsing(graph):
     assert Engine(graph, memory="1 MiB", device="cpu").memory == 2**20
 
 
-def test_profile_traces_every_chunk(tmp_path, monkeypatch):
-    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)  # chunks go through the reader thread
+def test_profile_traces_every_chunk(tmp_path, monkeypatch, configure):
+    configure({"stream.prefetch_min_arcs": 1})  # chunks go through the reader thread
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, chunk_arcs=500, progress=False)
     small = dict(memory=5 * 8 * G.num_vertices + G.num_vertices + 40_000)
     plain = ooc_graph.pagerank(G, device="cpu", max_iter=3, tol=1e-300, **small)
@@ -260,7 +261,7 @@ def test_chunks_are_cut_on_the_store_grid():
     assert stream._cut(5, 5, 300, 100) == []
 
 
-def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch):
+def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch, configure):
     """On a GPU, a store with chunks of at least COALESCE_MIN_ARCS is streamed STREAM_CHUNK_ARCS
     at a time (whole store chunks: a copy per chunk of 4 Mi arcs left the copy engine idle while
     the host issued each one's work), as the budget allows; the CPU keeps the store's chunks."""
@@ -270,8 +271,8 @@ def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch):
         def free_memory(self):
             return 80 << 30
 
-    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", graph.chunk_arcs)
-    monkeypatch.setattr(stream, "STREAM_CHUNK_ARCS", 3 * graph.chunk_arcs + 100)
+    configure({"stream.coalesce_min_arcs": graph.chunk_arcs})
+    configure({"stream.stream_chunk_arcs": 3 * graph.chunk_arcs + 100})
     monkeypatch.setattr(stream, "get_backend", lambda device, graph=None: FakeGPU())
     grid, state = graph.chunk_arcs, 5 * 8 * graph.num_vertices + graph.num_vertices
     # An arc's bytes: cached, and in flight (two decoded chunks, one raw copy: FakeGPU's kernels
@@ -282,10 +283,10 @@ def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch):
     mid = Engine(graph, device="gpu", state_arrays=5, device_memory=state + 5 * grid * per_arc // 2,
                  arc_range=(700, graph.num_arcs))
     assert mid.chunk_arcs == 2 * grid and mid.bounds[:2] == [(700, 1024), (1024, 2048)]
-    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 2 * graph.chunk_arcs)  # the store's chunks are small
+    configure({"stream.coalesce_min_arcs": 2 * graph.chunk_arcs})  # the store's chunks are small
     assert Engine(graph, device="gpu", state_arrays=5, device_memory=100 * state).chunk_arcs == grid
     monkeypatch.undo()
-    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 1)
+    configure({"stream.coalesce_min_arcs": 1})
     assert Engine(graph, device="cpu", state_arrays=5).chunk_arcs <= grid
 
 
@@ -354,6 +355,6 @@ def test_streamed_cpu_calls_keep_to_memory(tmp_path, algo, kw):
     finally:
         tracemalloc.stop()
     engine = next(iter(G.engines.values()))
-    assert r.stats["chunks"] > 4 and engine.chunk_arcs >= stream.PREFETCH_MIN_ARCS  # streamed, read ahead
+    assert r.stats["chunks"] > 4 and engine.chunk_arcs >= config.Config().stream.prefetch_min_arcs  # streamed, read ahead
     assert peak <= budget, f"{peak:,} bytes traced for a budget of {budget:,}"
     G.close()

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.errors import ParameterError
-from ooc_graph.ingest import footprint
 from ooc_graph.kernels import cpu, cpu_generate
 
 from test_ingest_paths import assert_same_store
@@ -29,14 +29,11 @@ def test_rmat_deterministic_and_sized(tmp_path):
     assert deg[:10].sum() > 0.08 * deg.sum()
 
 
-def _draw_with(monkeypatch, where):
-    """Generate with the NumPy kernels or the compiled ones, at any size."""
-    monkeypatch.setattr(ooc_graph.generate, "KERNEL_MIN_EDGES", 0)
-    if where == "numpy":
-        monkeypatch.setattr(cpu, "USE_COMPILED", False)
-    elif cpu.compiled() is None:
+def _draw_with(where) -> dict:
+    """The settings that generate with the NumPy kernels or the compiled ones, at any size."""
+    if where != "numpy" and cpu.compiled() is None:
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+    return {"ingest.generate_kernel_min_edges": 0, "ingest.compiled_min_budget": 0, "cpu.compiled": where != "numpy"}
 
 
 @pytest.mark.parametrize("kind", ["rmat", "urand"])
@@ -46,8 +43,7 @@ def test_generation_threads_and_kernels_do_not_change_the_graph(tmp_path, monkey
     make = ooc_graph.generate.GENERATORS[kind]
     for where in ("numpy", "compiled"):
         for workers in (1, 2):
-            with monkeypatch.context() as m:
-                _draw_with(m, where)
+            with config.set(_draw_with(where)):
                 assert ooc_graph.generate.implementation(10**6, "cpu") == where
                 make(tmp_path / f"{where}{workers}.h5", 9, 8, seed=5, directed=True, weighted=True, workers=workers,
                      progress=False).close()
@@ -57,8 +53,8 @@ def test_generation_threads_and_kernels_do_not_change_the_graph(tmp_path, monkey
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["rmat", "urand"])
-def test_edges_drawn_on_the_gpu_give_the_cpu_store(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(ooc_graph.generate, "KERNEL_MIN_EDGES", 0)
+def test_edges_drawn_on_the_gpu_give_the_cpu_store(tmp_path, monkeypatch, configure, kind):
+    configure({"ingest.generate_kernel_min_edges": 0})
     assert ooc_graph.generate.implementation(1, "gpu") == "gpu"
     for device in ("cpu", "gpu"):
         ooc_graph.generate.GENERATORS[kind](tmp_path / f"{device}.h5", 12, 8, seed=2, directed=True, weighted=True,

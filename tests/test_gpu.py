@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import stream, traversal, trees
+from ooc_graph import config
 from ooc_graph.errors import DeviceError
 
 from conftest import hub_edges, random_edges
@@ -28,8 +28,8 @@ def _same(first, second, algo):
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_parity_random_graphs(tmp_path, monkeypatch, seed):
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][seed % 3])
+def test_parity_random_graphs(tmp_path, monkeypatch, configure, seed):
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][seed % 3]})
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 300))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 6 * n)), weighted=seed % 2 == 0)
@@ -71,8 +71,8 @@ def rmat(tmp_path_factory):
 @pytest.mark.parametrize("algo,kw", [("pagerank", {}), ("bfs", {"source": 7}), ("sssp", {"source": 7}),
                                      ("wcc", {}), ("bfs", {"source": 7, "execution": "async"}),
                                      ("sssp", {"source": 7, "execution": "async"})])
-def test_device_budget_forces_streaming(rmat, monkeypatch, algo, kw):
-    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)  # the reader thread fills pinned buffers too
+def test_device_budget_forces_streaming(rmat, monkeypatch, configure, algo, kw):
+    configure({"stream.prefetch_min_arcs": 1})  # the reader thread fills pinned buffers too
     rmat.release()
     fn = getattr(ooc_graph, algo)
     full = fn(rmat, device="gpu", **kw)
@@ -85,12 +85,12 @@ def test_device_budget_forces_streaming(rmat, monkeypatch, algo, kw):
 
 
 @pytest.mark.parametrize("algo,kw", [("pagerank", {}), ("bfs", {"source": 7}), ("sssp", {"source": 7}), ("wcc", {})])
-def test_streaming_several_store_chunks_at_a_time(rmat, monkeypatch, algo, kw):
+def test_streaming_several_store_chunks_at_a_time(rmat, monkeypatch, configure, algo, kw):
     """Store chunks streamed two at a time (STREAM_CHUNK_ARCS; one upload and one kernel each):
     the CPU's answers."""
-    monkeypatch.setattr(stream, "COALESCE_MIN_ARCS", 1)
-    monkeypatch.setattr(stream, "STREAM_CHUNK_ARCS", 3 * rmat.chunk_arcs)
-    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
+    configure({"stream.coalesce_min_arcs": 1})
+    configure({"stream.stream_chunk_arcs": 3 * rmat.chunk_arcs})
+    configure({"stream.prefetch_min_arcs": 1})
     rmat.release()
     fn = getattr(ooc_graph, algo)
     state = 6 * 8 * rmat.num_vertices
@@ -109,8 +109,8 @@ def test_state_larger_than_budget_is_refused(rmat):
     assert ooc_graph.pagerank(rmat, device="auto", device_memory=1024).device == "cpu"  # auto falls back
 
 
-def test_selective_scheduling_on_gpu(tmp_path, monkeypatch):
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
+def test_selective_scheduling_on_gpu(tmp_path, monkeypatch, configure):
+    configure({"traversal.advance_fraction": 0.0})
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 512, 8, interval_size=256, chunk_arcs=256, progress=False)
     r = ooc_graph.bfs(G, 0, device="gpu")
     assert r.stats["chunks_skipped"] > r.stats["chunks_processed"]
@@ -121,8 +121,8 @@ def test_auto_picks_the_gpu(rmat):
     assert ooc_graph.wcc(rmat, device="auto").device == "gpu"
 
 
-def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
-    monkeypatch.setattr(stream, "PREFETCH_MIN_ARCS", 1)
+def test_profile_traces_copies_and_kernels(rmat, monkeypatch, configure):
+    configure({"stream.prefetch_min_arcs": 1})
     rmat.release()
     state = 6 * 8 * rmat.num_vertices
     r = ooc_graph.pagerank(rmat, device="gpu", device_memory=state + 512 * 1024, max_iter=4, tol=1e-300,
@@ -138,9 +138,9 @@ def test_profile_traces_copies_and_kernels(rmat, monkeypatch):
 
 
 @pytest.mark.parametrize("algo", ["bfs", "sssp"])
-def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, algo):
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)  # the CPU reference counts its passes too
+def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, configure, algo):
+    configure({"traversal.advance_fraction": 0.0})
+    configure({"traversal.whole_traversal": False})  # the CPU reference counts its passes too
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 80, 24, weighted=True, interval_size=64, chunk_arcs=256,
                                 augment=True, progress=False)
     fn = getattr(ooc_graph, algo)
@@ -152,9 +152,9 @@ def test_async_with_augmentation_matches_cpu(tmp_path, monkeypatch, algo):
 
 
 @pytest.mark.parametrize("packed", [True, False], ids=["packed-keys", "argsort"])
-def test_source_blocked_pagerank_matches_cpu(rmat, monkeypatch, packed):
+def test_source_blocked_pagerank_matches_cpu(rmat, monkeypatch, configure, packed):
     from ooc_graph.kernels import gpu as kgpu
-    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 9)  # many segments on a small graph
+    configure({"gpu.segment_bits": 9})  # many segments on a small graph
     if not packed:
         monkeypatch.setattr(kgpu, "_KEY_BITS", 0)
     rmat.release()
@@ -169,13 +169,13 @@ def test_source_blocked_pagerank_matches_cpu(rmat, monkeypatch, packed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_split_sources_cuts_whole_segments_of_a_rank(monkeypatch, seed):
+def test_split_sources_cuts_whole_segments_of_a_rank(monkeypatch, configure, seed):
     """A rank's own slice of the source-blocked batch holds only arcs from source segments within
     its range, and with the other slices every arc once."""
     import cupy as cp
 
     from ooc_graph.kernels import gpu as kgpu
-    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 4)
+    configure({"gpu.segment_bits": 4})
     rng = np.random.default_rng(seed)
     n = int(rng.integers(40, 400))
     src, dst = (cp.asarray(rng.integers(0, n, 3000), dtype=cp.int32) for _ in range(2))
@@ -221,13 +221,12 @@ def test_large_results_come_back_in_page_locked_memory(tmp_path):
 
 @pytest.mark.parametrize("balanced", [True, False], ids=["arc-balanced", "warp-per-vertex"])
 @pytest.mark.parametrize("seed", range(6))
-def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, seed, balanced):
+def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, configure, seed, balanced):
     """Bottom-up levels over the in-CSR on the GPU: the CPU's
     depths, distances and parents bit for bit, with either top-down advance; queued levels stop
     at a frontier with many arcs so that the host can turn bottom-up."""
-    from ooc_graph.kernels import gpu_traversal
-    monkeypatch.setattr(gpu_traversal, "BALANCED", balanced)
-    monkeypatch.setattr(traversal, "QUEUED_MAX_ARCS", 16)
+    configure({"gpu.balanced": balanced})
+    configure({"traversal.queued_max_arcs": 16})
     rng = np.random.default_rng(300 + seed)
     n = int(rng.integers(100, 5000))
     src, dst, w = hub_edges(rng, n=n, weighted=seed % 2 == 1)
@@ -241,7 +240,7 @@ def test_direction_optimised_traversals_match_the_cpu(tmp_path, monkeypatch, see
                 assert gpu_result.stats["bottom_up"] >= 1
             if algo == "bfs":  # every level built its part of the tree
                 assert gpu_result.stats["tree_levels"] == gpu_result.iterations
-    monkeypatch.setattr(traversal, "BOTTOM_UP", False)
+    configure({"traversal.bottom_up": False})
     _same(cpu, ooc_graph.sssp(G, source, device="gpu"), "sssp")
     G.close()
 
@@ -261,13 +260,13 @@ def test_flatnonzero_of_flags_is_cupys(n):
 @pytest.mark.parametrize("first", [1, 32])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weighted, first):
+def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, configure, seed, weighted, first):
     """BFS and SSSP parents found from the in-CSR (one thread a vertex, long rows arc-balanced)
     are the CPU's bit for bit: hubs whose only tight in-arc comes last in a row of thousands
     (the source has the largest id), duplicates, self-loops; also with the pass over every arc."""
     from ooc_graph.kernels import gpu, gpu_traversal
-    monkeypatch.setattr(gpu_traversal, "PARENT_FIRST_ARCS", first)
-    monkeypatch.setattr(trees, "TREE_ON_THE_WAY", False)  # the tree after the traversal
+    configure({"gpu.parent_first_arcs": first})
+    configure({"traversal.tree_on_the_way": False})  # the tree after the traversal
     calls = []
     monkeypatch.setattr(gpu, "csr_parents", lambda *a: calls.append(a[-2:]) or gpu_traversal.csr_parents(*a))
     rng = np.random.default_rng(900 + seed)
@@ -286,9 +285,9 @@ def test_parents_from_the_in_csr_match_the_cpu(tmp_path, monkeypatch, seed, weig
             cpu, gpu_result = _pair(G, algo, source=source)
             _same(cpu, gpu_result, algo)
             assert calls == [(0, G.num_vertices)]  # the parents came from the in-CSR
-    monkeypatch.setattr(trees, "CSR_PARENTS", False)
+    configure({"traversal.csr_parents": False})
     _same(cpu, ooc_graph.sssp(G, 0, device="gpu"), "sssp")
-    monkeypatch.setattr(trees, "TREE_ON_THE_WAY", True)  # the tree on the way: the same, csr_parents idle
+    configure({"traversal.tree_on_the_way": True})  # the tree on the way: the same, csr_parents idle
     for source in (s, 0):
         calls.clear()
         cpu, gpu_result = _pair(G, "bfs", source=source)
@@ -336,11 +335,10 @@ def test_host_arrays_reach_the_device_whole_through_the_staging_ring(nbytes):
 
 @pytest.mark.parametrize("capacity", [8, 1 << 16])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch, capacity, weighted):
+def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch, configure, capacity, weighted):
     """Small frontiers advance many levels without the host (kernels.gpu.advance_levels); a
     frontier that outgrows the queue (capacity 8) hands over to the host loop exactly."""
-    from ooc_graph.kernels import gpu_traversal
-    monkeypatch.setattr(gpu_traversal, "QUEUE_CAPACITY", capacity)
+    configure({"gpu.queue_capacity": capacity})
     rng = np.random.default_rng(capacity + weighted)
     side = 40  # a grid: ~80 levels of small frontiers, then a random graph: frontiers that explode
     grid = [(r * side + c, r * side + c + 1) for r in range(side) for c in range(side - 1)] + \
@@ -354,24 +352,23 @@ def test_levels_queued_on_the_device_give_the_cpu_answers(tmp_path, monkeypatch,
         for algo in ("bfs", "sssp"):
             cpu, gpu_result = _pair(G, algo, source=source)
             _same(cpu, gpu_result, algo)
-            monkeypatch.setattr(traversal, "QUEUED_LEVELS", False)
+            configure({"traversal.queued_levels": False})
             _same(cpu, getattr(ooc_graph, algo)(G, device="gpu", source=source), algo)
-            monkeypatch.setattr(traversal, "QUEUED_LEVELS", True)
+            configure({"traversal.queued_levels": True})
     assert gpu_result.stats["advances"] >= 1
 
 
 @pytest.mark.parametrize("capacity", [8, 1 << 16])
 @pytest.mark.parametrize("seed", range(9))
-def test_near_far_sssp_matches_the_cpu(tmp_path, monkeypatch, seed, capacity):
+def test_near_far_sssp_matches_the_cpu(tmp_path, monkeypatch, configure, seed, capacity):
     """Weighted SSSP with near-far buckets on the GPU: levels queued on the device leave the
     vertices beyond the bound to the host (marked in the change flags; a queue of 8 overflows
     with such marks among its own), passes take the near pile's intervals. The CPU's compiled
     Dijkstra bit for bit, in memory and streamed, synchronous or "auto", and the GPU without
     buckets too."""
-    from ooc_graph.kernels import gpu_traversal
-    monkeypatch.setattr(gpu_traversal, "QUEUE_CAPACITY", capacity)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][seed % 3])
-    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 4)
+    configure({"gpu.queue_capacity": capacity})
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][seed % 3]})
+    configure({"traversal.async_after_passes": 4})
     rng = np.random.default_rng(400 + seed)
     if seed < 3:  # a mesh: many buckets of small frontiers
         G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 30, weighted=True, seed=seed, interval_size=128,
@@ -388,20 +385,20 @@ def test_near_far_sssp_matches_the_cpu(tmp_path, monkeypatch, seed, capacity):
         gpu_result = ooc_graph.sssp(G, s, device="gpu", device_memory=device_memory, execution=execution)
         _same(cpu, gpu_result, "sssp")
         assert gpu_result.stats["near_far_bounds"] >= 1
-    monkeypatch.setattr(traversal, "NEAR_FAR", False)
+    configure({"traversal.near_far": False})
     off = ooc_graph.sssp(G, s, device="gpu")
     _same(cpu, off, "sssp")
     assert off.stats["near_far_bounds"] == 0
     G.close()
 
 
-def test_near_far_relaxes_fewer_arcs_on_a_mesh(tmp_path, monkeypatch):
+def test_near_far_relaxes_fewer_arcs_on_a_mesh(tmp_path, monkeypatch, configure):
     """A weighted 100x100 mesh in device memory: with buckets the advances relax fewer arcs than
     without (on the CPU's loop about 6x fewer, benchmarks/near_far.py); the answers are the CPU's."""
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 100, 100, weighted=True, seed=7, progress=False)
     cpu = ooc_graph.sssp(G, 0, device="cpu")
     on = ooc_graph.sssp(G, 0, device="gpu")
-    monkeypatch.setattr(traversal, "NEAR_FAR", False)
+    configure({"traversal.near_far": False})
     off = ooc_graph.sssp(G, 0, device="gpu")
     _same(cpu, on, "sssp")
     _same(cpu, off, "sssp")

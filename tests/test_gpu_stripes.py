@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import Engine, core, hostbuf
+from ooc_graph import config
+from ooc_graph.engine import Engine, hostbuf
 
 from conftest import LAST_STEP_GUESSES, assert_guessed_run, guess_last_step, pagerank_guess_cases
 
@@ -17,11 +18,11 @@ pagerank_module = importlib.import_module("ooc_graph.algorithms.pagerank")  # th
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_destination_stripes_cut_every_arc_once(monkeypatch, seed):
+def test_destination_stripes_cut_every_arc_once(monkeypatch, configure, seed):
     import cupy as cp
 
     from ooc_graph.kernels import gpu as kgpu
-    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 4)
+    configure({"gpu.segment_bits": 4})
     rng = np.random.default_rng(seed)
     n = int(rng.integers(40, 400))
     m = int(rng.integers(0, 3000))
@@ -45,14 +46,14 @@ def test_destination_stripes_cut_every_arc_once(monkeypatch, seed):
 
 
 @pytest.mark.parametrize("guess", LAST_STEP_GUESSES)
-def test_pagerank_sent_by_stripes_stops_where_the_cpu_stops(guess_graph, monkeypatch, guess):
+def test_pagerank_sent_by_stripes_stops_where_the_cpu_stops(guess_graph, monkeypatch, configure, guess):
     """Whether the guess is right (the step converges), early (the contributions the striped step
     left out are made after all, and the values sent are not the answer even where a later step
     writes the same array) or one step late (the step before had converged: its values, not the
     sent ones, are the answer), the GPU's result is the CPU's."""
     from ooc_graph.kernels import gpu as kgpu
-    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 6)  # a cache-blocked copy of a small graph
-    monkeypatch.setattr(core, "PREPARE_MIN_BYTES", 0)  # its result memory prepared, page-locked
+    configure({"gpu.segment_bits": 6})  # a cache-blocked copy of a small graph
+    configure({"stream.prepare_min_bytes": 0})  # its result memory prepared, page-locked
     monkeypatch.setattr(hostbuf.Prepared, "ready", property(lambda self: self._thread.join() or True))
     guess_last_step(monkeypatch, guess)
     sent, stripes = [], []
@@ -67,17 +68,17 @@ def test_pagerank_sent_by_stripes_stops_where_the_cpu_stops(guess_graph, monkeyp
         gpu = ooc_graph.pagerank(guess_graph, device="gpu", **kw)
         assert_guessed_run(guess, kw, cpu, gpu, sent, 1e-10)
         if kw.get("mode") == "graphalytics":  # its last step is known: every stripe of it sent
-            assert len(sent) >= pagerank_module.RESULT_STRIPES and all(sent[-pagerank_module.RESULT_STRIPES:])
-    assert stripes == [pagerank_module.RESULT_STRIPES]  # cut once for the graph's copy
+            assert len(sent) >= config.Config().algorithms.pagerank_result_stripes and all(sent[-config.Config().algorithms.pagerank_result_stripes:])
+    assert stripes == [config.Config().algorithms.pagerank_result_stripes]  # cut once for the graph's copy
     guess_graph.release()
 
 
-def test_a_sent_result_is_the_host_array_returned(guess_graph, monkeypatch):
+def test_a_sent_result_is_the_host_array_returned(guess_graph, monkeypatch, configure):
     """Where every stripe was sent, the call returns that page-locked host array itself (no
     copy after the pass); output='cupy' sends nothing."""
     from ooc_graph.kernels import gpu as kgpu
-    monkeypatch.setattr(kgpu, "SEGMENT_BITS", 6)
-    monkeypatch.setattr(core, "PREPARE_MIN_BYTES", 0)
+    configure({"gpu.segment_bits": 6})
+    configure({"stream.prepare_min_bytes": 0})
     monkeypatch.setattr(hostbuf.Prepared, "ready", property(lambda self: self._thread.join() or True))
     hosts = []
     sent = Engine._sent

@@ -14,8 +14,8 @@ def test_populate_keeps_contents_of_any_slice(part):
 
 
 @pytest.mark.parametrize("threads", [1, 3, 8])
-def test_populate_in_pieces_keeps_contents(monkeypatch, threads):
-    monkeypatch.setattr(hostbuf, "POPULATE_THREADS", threads)
+def test_populate_in_pieces_keeps_contents(monkeypatch, configure, threads):
+    configure({"stream.populate_threads": threads})
     monkeypatch.setattr(hostbuf, "_POPULATE_PIECE", 4096)
     a = np.arange(100_003, dtype=np.int64)
     hostbuf.populate_parallel(a[5:99_999])

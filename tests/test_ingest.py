@@ -63,9 +63,8 @@ def test_edgelist_round_trip(tmp_path, edges, suffix, opener, weighted):
     assert arcs(G) == expected(src, dst, w)
 
 
-def test_edgelist_small_blocks_and_blank_lines(tmp_path, edges, monkeypatch):
-    from ooc_graph.ingest import formats
-    monkeypatch.setattr(formats, "BLOCK_BYTES", 17)  # many blocks, lines split across reads
+def test_edgelist_small_blocks_and_blank_lines(tmp_path, edges, monkeypatch, configure):
+    configure({"ingest.text_block_bytes": 17})  # many blocks, lines split across reads
     src, dst, w = edges
     path = tmp_path / "e.txt"
     write_text(path, src, dst, None, comments=("# c", "", "   "))

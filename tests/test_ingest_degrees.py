@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.ingest import degrees as D
-from ooc_graph.ingest import footprint
 from ooc_graph.kernels import cpu
 
 from conftest import random_edges
@@ -31,24 +31,23 @@ def _reference(chunks, n, directed, drop_loops):
     return ins, outs
 
 
-def _mode(monkeypatch, mode):
-    """Force a way of counting; returns the workers to ask for."""
+def _mode(mode):
+    """The settings that force a way of counting, and the workers to ask for."""
     if mode == "numpy":
-        monkeypatch.setattr(cpu, "USE_COMPILED", False)
-        return 2
+        return {"cpu.compiled": False}, 2
     if cpu.compiled() is None:
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(D, "PARALLEL_MIN_THREADS", 2)
-    monkeypatch.setattr(D, "PARALLEL_MIN_EDGES", 10)
-    return 1 if mode == "serial" else 2
+    return {"ingest.degrees_parallel_min_threads": 2, "ingest.degrees_parallel_min_edges": 10}, \
+        1 if mode == "serial" else 2
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("drop_loops", [False, True])
 @pytest.mark.parametrize("n", [1, 3, 1000, 70000])
-def test_counts_equal_the_per_chunk_bincount(monkeypatch, mode, directed, drop_loops, n):
-    workers = _mode(monkeypatch, mode)
+def test_counts_equal_the_per_chunk_bincount(configure, mode, directed, drop_loops, n):
+    changes, workers = _mode(mode)
+    configure(changes)
     rng = np.random.default_rng(n)
     chunks = [(rng.integers(0, n, k).astype(dt), rng.integers(0, n, k).astype(dt))
               for k, dt in ((5, np.int32), (3000, np.int64), (0, np.int32), (200, np.int32), (40000, np.int32))]
@@ -65,15 +64,15 @@ def test_counts_equal_the_per_chunk_bincount(monkeypatch, mode, directed, drop_l
 
 
 @pytest.mark.parametrize("directed", [True, False])
-def test_every_way_of_counting_gives_one_store(tmp_path, monkeypatch, directed):
+def test_every_way_of_counting_gives_one_store(tmp_path, monkeypatch, configure, directed):
     rng = np.random.default_rng(8)
     src, dst, w = random_edges(rng, n=3000, m=30000, weighted=True)
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)  # the compiled kernels at any budget and size
-    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
+    configure({"ingest.compiled_min_budget": 0})  # the compiled kernels at any budget and size
+    configure({"ingest.degrees_compiled_min_arcs": 0})
     counted = []
     for mode in MODES:
-        with monkeypatch.context() as m:
-            workers = _mode(m, mode)
+        changes, workers = _mode(mode)
+        with monkeypatch.context() as m, config.set(changes):
             m.setattr(D.Degrees, "add", lambda self, s, d, add=D.Degrees.add: counted.append(
                 (mode, self._kernels is not None, self.threads)) or add(self, s, d))
             for memory in (None, "2MB"):  # one chunk, or many small ones

@@ -321,8 +321,8 @@ def _enospc(*args, **kwargs):
 
 
 @pytest.mark.parametrize("where", ["scratch", "store", "chunks", "rename"])
-def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
-    from ooc_graph.ingest import footprint, scratch
+def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, configure, where):
+    from ooc_graph.ingest import scratch
     from ooc_graph.store import chunks, writer
     out = tmp_path / "g.h5"
     store(out)
@@ -333,8 +333,8 @@ def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
         monkeypatch.setattr(chunks.Appender, "append", _enospc)
     elif where == "chunks":  # written chunk by chunk
         pytest.importorskip("numba")
-        monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-        monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+        configure({"store.chunk_writer_min_chunks": 0})
+        configure({"ingest.compiled_min_budget": 0})
         monkeypatch.setattr(chunks.DirectAppender, "_write_chunk", _enospc)
     else:
         monkeypatch.setattr(writer.os, "replace", _enospc)

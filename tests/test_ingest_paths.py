@@ -157,14 +157,14 @@ class _FakeCupy:
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dedupe", [False, True])
-def test_gpu_sort_logic_matches_the_cpu(monkeypatch, weighted, dedupe):
+def test_gpu_sort_logic_matches_the_cpu(monkeypatch, configure, weighted, dedupe):
     """The GPU bucket sort's steps, run on NumPy, give the CPU's arrays bit for bit."""
     import sys
 
     from ooc_graph.ingest import sorting
 
     monkeypatch.setitem(sys.modules, "cupy", _FakeCupy())
-    monkeypatch.setattr(sorting, "GPU_MIN_ARCS", 0)
+    configure({"ingest.gpu_sort_min_arcs": 0})
     rng = np.random.default_rng(4)
     rows = rng.integers(100, 140, 5000).astype(np.int32)
     cols = rng.integers(0, 300, 5000).astype(np.int32)
@@ -191,12 +191,11 @@ def test_device_option_is_checked(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_gpu_sorted_store_is_the_cpu_sorted_store(tmp_path, monkeypatch, directed, weighted):
+def test_gpu_sorted_store_is_the_cpu_sorted_store(tmp_path, monkeypatch, configure, directed, weighted):
     """Buckets sorted on the GPU (every bucket, however small) give the CPU's store byte for byte,
     in one bucket or many, with one worker or several."""
-    from ooc_graph.ingest import sorting
 
-    monkeypatch.setattr(sorting, "GPU_MIN_ARCS", 0)
+    configure({"ingest.gpu_sort_min_arcs": 0})
     rng = np.random.default_rng(5)
     src, dst, w = random_edges(rng, n=20000, m=200000, weighted=weighted)
     for memory, workers in ((None, 1), ("3MB", 3)):
@@ -281,13 +280,11 @@ def test_ids_seen_by_table_or_by_sorting(tmp_path, monkeypatch, shift):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint16])
-def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, dtype):
+def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, configure, dtype):
     """The ids' extremes and marks of a file's chunks (relabelling), and their internal ids from
     the table in the degree pass, from numba's threads: the same table, extremes, ids and store as
     NumPy's, on chunks smaller than the threads, one id and many; numbered input (num_vertices)
     has only its extremes from numba, as has a generator's (drawn by numba on another thread)."""
-    from ooc_graph.ingest import degrees as D
-    from ooc_graph.ingest import footprint
     from ooc_graph.kernels import cpu
     if cpu.compiled() is None:
         pytest.skip("numba is not installed")
@@ -307,9 +304,9 @@ def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, d
     src, dst, _ = random_edges(rng, n=3000, m=20000)
     src, dst = (src * 3 + 7).astype(dtype), (dst * 3 + 7).astype(dtype)
     used = []
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
-    monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 0)
-    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
+    configure({"ingest.compiled_min_budget": 0})
+    configure({"ingest.id_kernel_min_edges": 0})
+    configure({"ingest.degrees_compiled_min_arcs": 0})
     monkeypatch.setattr(cpu_ingest, "mark_ids", lambda *a, real=cpu_ingest.mark_ids: used.append(1) or real(*a))
     monkeypatch.setattr(cpu_ingest, "lookup_ids", lambda *a, real=cpu_ingest.lookup_ids: used.append(2) or real(*a))
     monkeypatch.setattr(cpu_ingest, "id_range", lambda *a, real=cpu_ingest.id_range: used.append(3) or real(*a))
@@ -323,26 +320,24 @@ def test_ids_checked_and_marked_by_the_compiled_kernels(tmp_path, monkeypatch, d
     used.clear()
     ooc_graph.generate.rmat(tmp_path / "drawn.h5", 10, 8, seed=1, progress=False).close()
     assert set(used) == {3}
-    monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 1 << 40)  # NumPy only
+    configure({"ingest.id_kernel_min_edges": 1 << 40})  # NumPy only
     ooc_graph.convert((src, dst), tmp_path / "numpy.h5", progress=False).close()
     assert_same_store(tmp_path / "numpy.h5", tmp_path / "compiled.h5")
 
 
-def test_parallel_kernels_one_thread_at_a_time_where_the_layer_needs_it(tmp_path, monkeypatch):
+def test_parallel_kernels_one_thread_at_a_time_where_the_layer_needs_it(tmp_path, monkeypatch, configure):
     """Where numba's threading layer cannot take parallel launches from two threads at once
     (workqueue aborts the process), the generator's draws (on a thread of their own) and the
     builder's kernels take turns: the same store as when they run at once."""
     from ooc_graph import generate
-    from ooc_graph.ingest import degrees as D
-    from ooc_graph.ingest import footprint
     from ooc_graph.kernels import cpu
     if cpu.compiled() is None:
         pytest.skip("numba is not installed")
     from ooc_graph.kernels import cpu_ingest
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
-    monkeypatch.setattr(builder_module, "ID_KERNEL_MIN_EDGES", 0)
-    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
-    monkeypatch.setattr(generate, "KERNEL_MIN_EDGES", 0)
+    configure({"ingest.compiled_min_budget": 0})
+    configure({"ingest.id_kernel_min_edges": 0})
+    configure({"ingest.degrees_compiled_min_arcs": 0})
+    configure({"ingest.generate_kernel_min_edges": 0})
     monkeypatch.setattr(generate, "_STEP", 1 << 12)  # many draws beside many adds
     assert generate.implementation(1 << 14, "cpu", None) == "compiled"
     opts = dict(directed=True, weighted=True, seed=4, device="cpu", progress=False)

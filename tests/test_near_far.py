@@ -12,7 +12,8 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import ooc_graph
-from ooc_graph.engine import Engine, nearfar, stream, traversal
+from ooc_graph import config
+from ooc_graph.engine import Engine, nearfar, stream
 from ooc_graph.engine.exchange import Comm
 from ooc_graph.kernels import cpu
 from ooc_graph.runtime import plan
@@ -71,7 +72,7 @@ def _same(a, b, what=""):
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_near_far_gives_the_answers_bit_for_bit(tmp_path, monkeypatch, seed):
+def test_near_far_gives_the_answers_bit_for_bit(tmp_path, monkeypatch, configure, seed):
     G, A = _random_graph(tmp_path, seed)
     rng = np.random.default_rng(seed)
     source = int(rng.integers(0, G.num_vertices))
@@ -79,14 +80,14 @@ def test_near_far_gives_the_answers_bit_for_bit(tmp_path, monkeypatch, seed):
     np.testing.assert_array_equal(whole.distance, csgraph.dijkstra(A, indices=source))
     # The level loop: passes only, the default choice, or CSR advances always; in memory or
     # streamed; synchronous, "auto" (turning asynchronous after two passes) or asynchronous.
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][seed % 3])
-    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 2)
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][seed % 3]})
+    configure({"traversal.async_after_passes": 2})
     memory = [None, _budget(G)][(seed // 3) % 2]
     execution = EXECUTIONS[(seed // 2) % 3]
-    monkeypatch.setattr(traversal, "NEAR_FAR", False)
+    configure({"traversal.near_far": False})
     before = ooc_graph.sssp(G, source, device="cpu", memory=memory, execution=execution)
-    monkeypatch.setattr(traversal, "NEAR_FAR", True)
+    configure({"traversal.near_far": True})
     r = ooc_graph.sssp(G, source, device="cpu", memory=memory, execution=execution)
     _same(r, before, "without buckets")
     _same(r, whole, "compiled Dijkstra")
@@ -143,11 +144,11 @@ def _advance_levels(capacity):
 
 @pytest.mark.parametrize("capacity", [4, 1 << 16])
 @pytest.mark.parametrize("seed", range(6))
-def test_queued_levels_leave_the_far_pile_to_the_host(tmp_path, monkeypatch, seed, capacity):
+def test_queued_levels_leave_the_far_pile_to_the_host(tmp_path, monkeypatch, configure, seed, capacity):
     """The loop as it runs on one GPU (levels of small frontiers queued, vertices beyond the
     bound handed back), with the queue emulated: the answers of the loop without queues."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", np.inf)  # every level an advance
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.advance_fraction": np.inf})  # every level an advance
     if seed < 2:
         G = ooc_graph.generate.grid(tmp_path / "g.h5", 30, 20, weighted=True, seed=seed, interval_size=64,
                                     progress=False)
@@ -155,24 +156,24 @@ def test_queued_levels_leave_the_far_pile_to_the_host(tmp_path, monkeypatch, see
     else:
         G, _ = _random_graph(tmp_path, seed)
         source = 0
-    monkeypatch.setattr(traversal, "QUEUED_LEVELS", False)
+    configure({"traversal.queued_levels": False})
     ref = ooc_graph.sssp(G, source, device="cpu")
     fake, calls = _advance_levels(capacity)
-    monkeypatch.setattr(traversal, "QUEUED_LEVELS", True)
+    configure({"traversal.queued_levels": True})
     monkeypatch.setattr(cpu, "advance_levels", fake, raising=False)
-    monkeypatch.setattr(cpu, "QUEUE_CAPACITY", 1 << 16, raising=False)
-    monkeypatch.setattr(cpu, "LEVELS_PER_SYNC", 64, raising=False)
+    configure({"gpu.queue_capacity": 1 << 16})
+    configure({"gpu.levels_per_sync": 64})
     for near_far in (True, False):
-        monkeypatch.setattr(traversal, "NEAR_FAR", near_far)
+        configure({"traversal.near_far": near_far})
         calls.clear()
         r = ooc_graph.sssp(G, source, device="cpu")
         _same(r, ref, f"near-far {near_far}")
         if G.num_arcs > 10:
             assert calls and all(np.isfinite(calls)) == near_far and r.stats["advances"] >= len(calls)
     # BFS: the queued levels build the tree on the way, the same as the loop without queues
-    monkeypatch.setattr(traversal, "QUEUED_LEVELS", False)
+    configure({"traversal.queued_levels": False})
     ref = ooc_graph.bfs(G, source, device="cpu")
-    monkeypatch.setattr(traversal, "QUEUED_LEVELS", True)
+    configure({"traversal.queued_levels": True})
     calls.clear()
     r = ooc_graph.bfs(G, source, device="cpu")
     for name, a in ref.arrays().items():
@@ -182,17 +183,17 @@ def test_queued_levels_leave_the_far_pile_to_the_host(tmp_path, monkeypatch, see
     G.close()
 
 
-def test_road_like_graph_relaxes_fewer_arcs(tmp_path, monkeypatch):
+def test_road_like_graph_relaxes_fewer_arcs(tmp_path, monkeypatch, configure):
     """A weighted mesh through the loop with the CSR in memory (advances): near-far expands most
     vertices once. Only the fixed point is asserted, and that the arcs relaxed (a count the
     CPU's sequential kernels make deterministic) do not grow: measured 5.36M without buckets
     against 0.86M on a 300x300 mesh, iterations 622 against 769 (benchmarks/near_far.py)."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
+    configure({"traversal.whole_traversal": False})
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 80, 80, weighted=True, seed=3, interval_size=1024,
                                 progress=False)
-    monkeypatch.setattr(traversal, "NEAR_FAR", False)
+    configure({"traversal.near_far": False})
     before = ooc_graph.sssp(G, 0, device="cpu")
-    monkeypatch.setattr(traversal, "NEAR_FAR", True)
+    configure({"traversal.near_far": True})
     r = ooc_graph.sssp(G, 0, device="cpu")
     _same(r, before)
     assert r.stats["advances"] == r.iterations and r.stats["near_far_bounds"] > 1
@@ -200,10 +201,10 @@ def test_road_like_graph_relaxes_fewer_arcs(tmp_path, monkeypatch):
     G.close()
 
 
-def test_negative_weights_keep_the_loop_without_buckets(tmp_path, monkeypatch):
+def test_negative_weights_keep_the_loop_without_buckets(tmp_path, monkeypatch, configure):
     """propagate_min with a negative arc weight (SSSP refuses those; the operator does not): the
     changed vertices are expanded every iteration, as before."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
+    configure({"traversal.whole_traversal": False})
     edges = np.array([[0, 1, 4.0], [0, 2, 1.0], [2, 1, -2.0], [1, 3, 1.0], [2, 3, 5.0]])
     G = ooc_graph.convert(edges, tmp_path / "n.h5", weight_dtype="float64", progress=False)
     e = Engine(G, device="cpu")
@@ -229,10 +230,10 @@ def test_bucket_width(tmp_path):
 
 
 
-def _chains(tmp_path, monkeypatch):
+def _chains(tmp_path, configure):
     """Two chains of unit arcs in intervals of their own, from vertex 0 at 1 and at 60; buckets
     about 2 wide."""
-    monkeypatch.setattr(traversal, "NEAR_FAR_WIDTH", 0.05)
+    configure({"traversal.near_far_width": 0.05})
     near, far = np.arange(1, 120), np.arange(200, 320)
     src = np.concatenate([[0, 0], near, far])
     dst = np.concatenate([[1, 200], near + 1, far + 1])
@@ -241,14 +242,14 @@ def _chains(tmp_path, monkeypatch):
                              weight_dtype="float64", progress=False)
 
 
-def test_passes_leave_far_intervals_waiting(tmp_path, monkeypatch):
+def test_passes_leave_far_intervals_waiting(tmp_path, monkeypatch, configure):
     """Edge-centric passes take the intervals of the near pile only; far vertices elsewhere wait
     for a later pass. Two chains in intervals of their own: the near one (cheap first arc) runs
     first while the head of the far one waits; a pass that dropped it would leave the far chain
     unreached."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    G = _chains(tmp_path, monkeypatch)
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.advance_fraction": 0.0})
+    G = _chains(tmp_path, configure)
     whole = ooc_graph.sssp(G, 0, device="cpu")
     assert whole.distance[320] == 180.0
     for execution in ("sync", "auto"):
@@ -261,13 +262,13 @@ def test_passes_leave_far_intervals_waiting(tmp_path, monkeypatch):
     G.close()
 
 @pytest.mark.parametrize("execution", ["sync", "auto"])
-def test_streamed_passes_with_buckets_and_after_them(tmp_path, monkeypatch, execution):
+def test_streamed_passes_with_buckets_and_after_them(tmp_path, monkeypatch, configure, execution):
     """Edge-centric passes over a streamed mesh with buckets; "auto" turns asynchronous after 30
     passes and from there expands every waiting vertex without buckets. Same answers."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 30)
-    monkeypatch.setattr(traversal, "NEAR_FAR_WIDTH", 32)  # narrow enough that the bound is raised
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.advance_fraction": 0.0})
+    configure({"traversal.async_after_passes": 30})
+    configure({"traversal.near_far_width": 32})  # narrow enough that the bound is raised
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, seed=5, interval_size=16, chunk_arcs=32,
                                 progress=False)
     whole = ooc_graph.sssp(G, 610, device="cpu")
@@ -306,20 +307,20 @@ class _ThreadComm(Comm):
 
 
 @pytest.mark.parametrize("shape", ["mesh", "chains"])
-def test_ranks_drop_the_buckets_together(tmp_path, monkeypatch, shape):
+def test_ranks_drop_the_buckets_together(tmp_path, monkeypatch, configure, shape):
     """"auto" turns a rank asynchronous when its own cache streams; ranks whose caches differ
     (one holds all its chunks, one streams) still take the same frontiers, as their exchanges
     need (a rank that went on with buckets after the other stopped would wait for it forever):
     all drop the buckets once one turns."""
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", False)
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", 0.0)
-    monkeypatch.setattr(traversal, "ASYNC_AFTER_PASSES", 2)
+    configure({"traversal.whole_traversal": False})
+    configure({"traversal.advance_fraction": 0.0})
+    configure({"traversal.async_after_passes": 2})
     if shape == "mesh":
         G = ooc_graph.generate.grid(tmp_path / "g.h5", 60, 20, weighted=True, seed=5, interval_size=16,
                                     chunk_arcs=32, progress=False)
         source = 610
     else:
-        G, source = _chains(tmp_path, monkeypatch), 0
+        G, source = _chains(tmp_path, configure), 0
     whole = ooc_graph.sssp(G, source, device="cpu").distance
     parts = plan(G, 2)
     slots, barrier = [None, None], threading.Barrier(2, timeout=10)
@@ -334,7 +335,7 @@ def test_ranks_drop_the_buckets_together(tmp_path, monkeypatch, shape):
         return dist, iterations, e.stats.local_iterations, e.cache.refused
 
     with ThreadPoolExecutor(2) as pool:
-        results = [f.result() for f in [pool.submit(rank, r) for r in range(2)]]
+        results = [f.result() for f in [pool.submit(config.carried(rank), r) for r in range(2)]]
     for dist, iterations, _, _ in results:
         np.testing.assert_array_equal(dist, whole)
         assert iterations == results[0][1]

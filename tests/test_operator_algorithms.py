@@ -11,7 +11,7 @@ import pytest
 from networkx.algorithms.link_analysis.hits_alg import _hits_python
 
 import ooc_graph
-from ooc_graph.engine import traversal
+from ooc_graph import config
 from ooc_graph.errors import ParameterError
 
 from conftest import edge_array, nx_graph, random_edges
@@ -132,9 +132,9 @@ def check_all(G, H, seed, run):
 
 
 @pytest.mark.parametrize("seed,directed,weighted,interval_size,chunk_arcs,memory", CASES)
-def test_random_graphs(tmp_path, monkeypatch, seed, directed, weighted, interval_size, chunk_arcs, memory):
+def test_random_graphs(tmp_path, monkeypatch, configure, seed, directed, weighted, interval_size, chunk_arcs, memory):
     # Frontier passes over the chunks only, the default choice, or CSR advances whenever the CSR fits.
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][(seed // 2) % 3])
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][(seed // 2) % 3]})
     G, H, n = _convert(tmp_path, seed, directed, weighted, interval_size, chunk_arcs)
     check_all(G, H, seed, dict(device="cpu", memory=memory))
 

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 from ooc_graph.ingest import buckets as B
-from ooc_graph.ingest import degrees as D
-from ooc_graph.ingest import footprint
 from ooc_graph.ingest.scratch import Spill
 from ooc_graph.kernels import cpu
 
@@ -69,8 +68,8 @@ def _assert_cover_whole(parts, k):
 # above; bucket numbers past int16 from 2**15.
 @pytest.mark.parametrize("buckets", [2, 7, 256, 257, 40000])
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_compiled_partition_equals_numpy(kernels, monkeypatch, id_dtype, weight_dtype, buckets, threads):
-    monkeypatch.setattr(B, "PARALLEL_MIN_ARCS", 0)
+def test_compiled_partition_equals_numpy(kernels, monkeypatch, configure, id_dtype, weight_dtype, buckets, threads):
+    configure({"ingest.bucket_parallel_min_arcs": 0})
     rng = np.random.default_rng([buckets, threads])
     n, k = 100_000, 50_000
     edges = _edges(rng, n, buckets)
@@ -84,8 +83,8 @@ def test_compiled_partition_equals_numpy(kernels, monkeypatch, id_dtype, weight_
 
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_compiled_partition_edge_cases(kernels, monkeypatch, id_dtype, weighted):
-    monkeypatch.setattr(B, "PARALLEL_MIN_ARCS", 0)
+def test_compiled_partition_edge_cases(kernels, monkeypatch, configure, id_dtype, weighted):
+    configure({"ingest.bucket_parallel_min_arcs": 0})
     rng = np.random.default_rng(5)
     wdt = np.float32 if weighted else None
     n = 1000
@@ -123,17 +122,17 @@ def test_small_chunks_are_split_on_one_thread(kernels, monkeypatch):
     monkeypatch.setattr(kernels, "threads", lambda n, real=kernels.threads: calls.append(n) or real(n))
     rng = np.random.default_rng(2)
     edges = _edges(rng, 1000, 8)
-    for k in (B.PARALLEL_MIN_ARCS - 1, B.PARALLEL_MIN_ARCS):
+    for k in (config.Config().ingest.bucket_parallel_min_arcs - 1, config.Config().ingest.bucket_parallel_min_arcs):
         src, dst, _ = _chunk(rng, 1000, k, np.int32, None)
         _assert_same_parts(B.partition(edges, dst, src, dst, None, threads=4), B.partition(edges, dst, src, dst, None))
     assert calls == [1, 4]
 
 
-def test_scatter_threads_follow_the_compiled_rule(monkeypatch):
+def test_scatter_threads_follow_the_compiled_rule(monkeypatch, configure):
     assert B.scatter_threads(False, 4) is None
-    monkeypatch.setattr(cpu, "USE_COMPILED", False)
+    configure({"cpu.compiled": False})
     assert B.scatter_threads(True, 4) is None
-    monkeypatch.setattr(cpu, "USE_COMPILED", True)
+    configure({"cpu.compiled": True})
     if cpu.compiled() is None:
         pytest.skip("numba is not installed")
     from ooc_graph.kernels import cpu_ingest
@@ -193,13 +192,13 @@ def _convert(path, edges, *, directed, memory, workers, **opts):
 
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_compiled_scatter_writes_the_same_store(kernels, tmp_path, monkeypatch, directed, weighted):
+def test_compiled_scatter_writes_the_same_store(kernels, tmp_path, monkeypatch, configure, directed, weighted):
     rng = np.random.default_rng(11)
     src, dst, w = random_edges(rng, n=3000, m=40000, weighted=weighted)
     edges = (src, dst, w) if weighted else (src, dst)
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)  # the compiled kernels at any budget and size
-    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
-    monkeypatch.setattr(B, "PARALLEL_MIN_ARCS", 0)
+    configure({"ingest.compiled_min_budget": 0})  # the compiled kernels at any budget and size
+    configure({"ingest.degrees_compiled_min_arcs": 0})
+    configure({"ingest.bucket_parallel_min_arcs": 0})
     split, held = [], []  # held: (build, bucket, in memory, owned) of each append to a bucket
     monkeypatch.setattr(kernels, "partition_arcs", lambda *a, real=kernels.partition_arcs: split.append(a[-1])
                         or real(*a))
@@ -238,16 +237,16 @@ def test_compiled_scatter_writes_the_same_store(kernels, tmp_path, monkeypatch, 
             assert_same_store(tmp_path / "numpy-None.h5", tmp_path / f"{name}.h5")
 
 
-def test_relabelled_and_wide_ids_write_the_same_store(kernels, tmp_path, monkeypatch):
+def test_relabelled_and_wide_ids_write_the_same_store(kernels, tmp_path, monkeypatch, configure):
     """Ids relabelled by a table or by binary search (read as int64) go through the compiled scatter
     as through NumPy."""
     from ooc_graph.ingest import builder as builder_module
 
     rng = np.random.default_rng(4)
     src, dst, w = random_edges(rng, n=4000, m=30000, weighted=True, big_ids=True)
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
-    monkeypatch.setattr(D, "COMPILED_MIN_ARCS", 0)
-    monkeypatch.setattr(B, "PARALLEL_MIN_ARCS", 0)
+    configure({"ingest.compiled_min_budget": 0})
+    configure({"ingest.degrees_compiled_min_arcs": 0})
+    configure({"ingest.bucket_parallel_min_arcs": 0})
     for search in (False, True):
         with monkeypatch.context() as m:
             if search:

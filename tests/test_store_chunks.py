@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.ingest import footprint
+from ooc_graph import config
 from ooc_graph.store import _format as F
 from ooc_graph.store import chunks, direct, writer
 from ooc_graph.store.memory import MemoryFile
@@ -140,7 +140,7 @@ def test_large_arrays_are_written_chunk_by_chunk(tmp_path, monkeypatch, dtype):
         assert _stored_chunks(a) == _stored_chunks(b)
 
 
-def test_h5py_appends_where_direct_writes_do_not_apply(tmp_path, monkeypatch):
+def test_h5py_appends_where_direct_writes_do_not_apply(tmp_path, monkeypatch, configure):
     with h5py.File(tmp_path / "a.h5", "w") as f, chunks.ChunkWriter() as w:
         assert isinstance(w.appendable(f, "big", np.int32, CHUNK, expected=2 * CHUNK), chunks.DirectAppender)
         assert type(w.appendable(f, "small", np.int32, CHUNK, expected=2 * CHUNK - 1)) is chunks.Appender
@@ -148,7 +148,7 @@ def test_h5py_appends_where_direct_writes_do_not_apply(tmp_path, monkeypatch):
         monkeypatch.setattr(chunks, "compiled_available", lambda: False)  # no numba
         assert type(w.appendable(f, "numpy", np.int32, CHUNK)) is chunks.Appender
         monkeypatch.undo()
-        monkeypatch.setattr(chunks, "ENABLED", False)
+        configure({"store.chunk_writer": False})
         assert type(w.appendable(f, "off", np.int32, CHUNK)) is chunks.Appender
     memory = MemoryFile()
     with chunks.ChunkWriter() as w:
@@ -173,19 +173,16 @@ def test_a_failed_write_ends_the_append(tmp_path, monkeypatch):
 
 
 def _convert(edges, path, *, direct_writes, **kw):
-    chunks.ENABLED = direct_writes
-    try:
+    with config.set({"store.chunk_writer": direct_writes}):
         ooc_graph.convert(edges, path, progress=False, augment=True, interval_size=64, chunk_arcs=60,
                           **kw).close()
-    finally:
-        chunks.ENABLED = True
 
 
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("weighted", [True, False])
-def test_a_conversion_writes_the_same_store(tmp_path, monkeypatch, directed, weighted):
-    monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+def test_a_conversion_writes_the_same_store(tmp_path, monkeypatch, configure, directed, weighted):
+    configure({"store.chunk_writer_min_chunks": 0})
+    configure({"ingest.compiled_min_budget": 0})
     monkeypatch.setattr(F, "HDF5_CHUNK_ELEMENTS", 50)  # CSR and tables of several chunks
     src, dst, w = random_edges(np.random.default_rng(5), n=700, m=6000, weighted=weighted)
     edges = (src, dst, w) if weighted else (src, dst)
@@ -214,9 +211,9 @@ def test_a_conversion_writes_the_same_store(tmp_path, monkeypatch, directed, wei
         G.close()
 
 
-def test_small_budgets_leave_numba_out(tmp_path, monkeypatch):
-    """Loading numba costs ~110 MiB: below ``COMPILED_MIN_BUDGET`` chunks go through h5py."""
-    monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
+def test_small_budgets_leave_numba_out(tmp_path, monkeypatch, configure):
+    """Loading numba costs ~110 MiB: below config ``ingest.compiled_min_budget`` chunks go through h5py."""
+    configure({"store.chunk_writer_min_chunks": 0})
     made, real = [], chunks.ChunkWriter.appendable
 
     def appendable(self, *args, **kwargs):
@@ -232,9 +229,9 @@ def test_small_budgets_leave_numba_out(tmp_path, monkeypatch):
     assert_same_store(tmp_path / "small.h5", tmp_path / "large.h5")
 
 
-def test_a_failed_conversion_leaves_no_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(chunks, "MIN_CHUNKS", 0)
-    monkeypatch.setattr(footprint, "COMPILED_MIN_BUDGET", 0)
+def test_a_failed_conversion_leaves_no_file(tmp_path, monkeypatch, configure):
+    configure({"store.chunk_writer_min_chunks": 0})
+    configure({"ingest.compiled_min_budget": 0})
     real, calls = chunks.DirectAppender._write_chunk, []
 
     def failing(self, *args):

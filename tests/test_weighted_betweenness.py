@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.engine import traversal
+from ooc_graph import config
 from ooc_graph.errors import ParameterError
 
 from conftest import edge_array, nx_graph
@@ -67,11 +67,11 @@ def variant(seed, n):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed,directed,interval_size,chunk_arcs,memory", CASES)
-def test_against_networkx(tmp_path, monkeypatch, device, seed, directed, interval_size, chunk_arcs, memory):
+def test_against_networkx(tmp_path, monkeypatch, configure, device, seed, directed, interval_size, chunk_arcs, memory):
     # Frontier passes over the chunks only, the default choice, or CSR advances whenever the CSR fits;
     # distances by the compiled traversal or by the engine's iterations.
-    monkeypatch.setattr(traversal, "ADVANCE_FRACTION", [0.0, traversal.ADVANCE_FRACTION, np.inf][(seed // 2) % 3])
-    monkeypatch.setattr(traversal, "WHOLE_TRAVERSAL", seed % 4 != 1)
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][(seed // 2) % 3]})
+    configure({"traversal.whole_traversal": seed % 4 != 1})
     G, H, *_ = random_weighted(tmp_path, seed, directed, interval_size, chunk_arcs)
     n = G.num_vertices
     kw = variant(seed, n)

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph import config
+
 from ._inmemory import repeat_index
 
 # Bytes a wedge takes while its block is processed by the reference (indices, keys, positions, masks).
 BYTES_PER_WEDGE = 64
-MIN_BLOCK_WEDGES, MAX_BLOCK_WEDGES = 1 << 12, 1 << 24
-# Blocks of rows per rank: rank r of a distributed job takes blocks r, r + size, ...; on the CPU
-# numba's threads share a rank's blocks the same way, so there are several per thread.
-BLOCKS_PER_RANK = 256
 
 
 def neighbour_pairs(xp, src, dst, n: int):
@@ -103,7 +101,7 @@ def count(xp, n: int, a, b, arcs, *, spare: int, comm=None, kernels=None):
     cost = xp.zeros(len(y) + 1, dtype=np.int64)
     cost[1:] = xp.cumsum(indptr[y + 1] - indptr[y] + 2)  # a pair (x, y): y's out-pairs, and a step or two
     rank_, size = (comm.rank, comm.size) if comm is not None else (0, 1)
-    rows, total = _blocks(xp, cost[indptr], size * BLOCKS_PER_RANK)
+    rows, total = _blocks(xp, cost[indptr], size * config.get().algorithms.wedge_blocks_per_rank)
     rows = rows[rank_::size]
     del cost
     if kernels is None or kernels.wedge_count(indptr, x, y, arcs, rows, triangles, closing, spare) is None:
@@ -136,7 +134,8 @@ def _reference(xp, n, indptr, x, y, arcs, rows, triangles, closing, spare):
     keys = x * n + y  # sorted: the oriented pairs, looked up by binary search
     wedges = indptr[y + 1] - indptr[y]  # per pair (x, y): y's out-pairs
     ends = _host(xp, xp.cumsum(wedges))  # device -> host: the wedges before each pair, to cut blocks
-    block = int(max(MIN_BLOCK_WEDGES, min(MAX_BLOCK_WEDGES, spare // BYTES_PER_WEDGE)))
+    cfg = config.get().algorithms
+    block = int(max(cfg.min_block_wedges, min(cfg.max_block_wedges, spare // BYTES_PER_WEDGE)))
     pairs = _host(xp, indptr[xp.asarray(rows.reshape(-1))]).reshape(-1, 2)  # device -> host
     for start, stop in _runs(pairs):
         lo = start

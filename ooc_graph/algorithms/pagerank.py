@@ -6,8 +6,8 @@ import logging
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import ParameterError
-
 from ooc_graph.runtime.dispatch import distributable
 
 from ._common import Run, as_graph, check_iteration, check_real, initial_vector
@@ -16,9 +16,6 @@ from ._result import PageRankResult
 __all__ = ["pagerank"]
 log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
-# Stripes of the last pull where its result goes to the host as each is done (one GPU): the copy
-# of the last stripe, an eighth of the result's, is what is left after the pass.
-RESULT_STRIPES = 8
 
 
 @distributable
@@ -144,7 +141,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         final = by_stripes and (it == max_iter or (mode == "networkx" and _probably_last(seen, tol, 2 if late else 1)))
         if final:
             parts = eng.pull_sum(contrib, out=y, gather=False, then=lambda a, b: step(slice(a, b), final=True),
-                                 stripes=RESULT_STRIPES)
+                                 stripes=config.get().algorithms.pagerank_result_stripes)
             sums = xp.stack(parts).sum(axis=0)
         elif f == "src":  # the pull: Σ over in-arcs of contrib[u] (* w)
             eng.pull_sum(contrib, out=y, gather=False)  # the tuned kernel (source-blocked on a GPU)

@@ -21,11 +21,12 @@ from functools import partial
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import JobCancelled
 from ooc_graph.store import Graph
 
 from .exchange import Comm, LocalComm
-from .hostbuf import PREPARE_MIN_BYTES, Prepared
+from .hostbuf import Prepared
 from .stream import ChunkStream
 from .traversal import Traversals
 from .trees import Trees
@@ -152,7 +153,7 @@ class Engine(Trees, Traversals, ChunkStream):
         copies at memory speed."""
         self.discard_prepared()
         n = self.graph.num_vertices
-        if (self.backend.xp is np and self.host_empty is None) or n * 8 < PREPARE_MIN_BYTES:
+        if (self.backend.xp is np and self.host_empty is None) or n * 8 < config.get().stream.prepare_min_bytes:
             return
         lo, hi = self.owned
         part = slice(lo, hi) if self._slices else slice(None)

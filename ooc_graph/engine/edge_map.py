@@ -16,8 +16,8 @@ length, cached like CEL chunks under the same budget; it cannot skip chunks by f
 row's arcs lead anywhere. On an undirected graph every edge is stored as two arcs, so ``"out"``
 and ``"both"`` are the ``"in"`` pass.
 
-A frontier whose arcs are fewer than ``traversal.ADVANCE_FRACTION`` of the graph is advanced over
-the CSR rows of its vertices instead (out-CSR along the arcs, in-CSR against them), as
+A frontier whose arcs are fewer than ``config`` ``traversal.advance_fraction`` of the graph is
+advanced over the CSR rows of its vertices instead (out-CSR along the arcs, in-CSR against them), as
 :meth:`Engine.propagate_min` does, when the CSRs fit the budget: in one process on the CPU for
 now (the GPU and distributed runs take frontier passes; see :func:`_advance`).
 
@@ -41,6 +41,7 @@ import time
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import ParameterError, choice
 from ooc_graph.store import _format as F
 
@@ -125,12 +126,11 @@ def edge_map(engine, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, y=
 
 def _advance(engine, tree, monoid, xs, xd, active, out, direction, y=None) -> bool:
     """A frontier pass as an advance over the CSR rows of the active vertices, when their arcs
-    are fewer than ``traversal.ADVANCE_FRACTION`` of the graph (as :meth:`Engine.propagate_min`
+    are fewer than ``traversal.advance_fraction`` of the graph (as :meth:`Engine.propagate_min`
     chooses) and the CSRs fit the budget: along the arcs the out-CSR rows of the frontier, against
     them the in-CSR rows. One process on the CPU only, for now: a GPU would need the scatter
     kernels (``cupyx.scatter_add``/``_min``/``_max``) tested on the device, and a distributed run
     each worker's share of the frontier. Returns whether it ran."""
-    from . import traversal
     g, xp = engine.graph, engine.backend.xp
     if xp is not np or engine.comm.size != 1:
         return False
@@ -138,7 +138,8 @@ def _advance(engine, tree, monoid, xs, xd, active, out, direction, y=None) -> bo
     frontier = np.flatnonzero(active)
     degrees = {"out": engine.vertex_array("out_degree"), "in": engine.vertex_array("in_degree")}
     arcs = int(sum(int(degrees[side][frontier].sum()) for side in sides))
-    if arcs >= traversal.ADVANCE_FRACTION * g.num_arcs or not all(engine.csr(side) is not None for side in sides):
+    if arcs >= config.get().traversal.advance_fraction * g.num_arcs or \
+            not all(engine.csr(side) is not None for side in sides):
         return False
     t, before = time.perf_counter(), engine.stats.as_dict()
     for side in sides:

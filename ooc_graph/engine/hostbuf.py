@@ -22,12 +22,9 @@ import threading
 
 import numpy as np
 
-# Results smaller than this are copied into fresh memory: preparing them gains nothing.
-PREPARE_MIN_BYTES = 8 << 20
-# Large parts are faulted in by several threads at once, each a piece of at least this size
-# (shared memory faults in at ~2.4 GB/s a thread: a distributed BFS of R-MAT-24 on two H200s
-# spent 55 of its 108 ms waiting for its rank's 134 MB of results).
-POPULATE_THREADS = max(1, min(8, (os.cpu_count() or 2) // 2))
+from ooc_graph import config
+
+# Pieces of at least this size (config stream.populate_threads threads fault them in).
 _POPULATE_PIECE = 16 << 20
 _MADV_POPULATE_WRITE = 23  # Linux 5.14
 _PAGE = mmap.PAGESIZE
@@ -59,19 +56,20 @@ def populate(array: np.ndarray) -> None:
 
 
 def populate_parallel(array: np.ndarray) -> None:
-    """:func:`populate` in pieces on up to ``POPULATE_THREADS`` threads."""
+    """:func:`populate` in pieces on up to config ``stream.populate_threads`` threads."""
     flat = array.reshape(-1).view(np.uint8)
-    step = max(_POPULATE_PIECE, -(-flat.size // POPULATE_THREADS) // _PAGE * _PAGE)
-    if POPULATE_THREADS == 1 or flat.size <= step:
+    threads = config.get().stream.populate_threads
+    step = max(_POPULATE_PIECE, -(-flat.size // threads) // _PAGE * _PAGE)
+    if threads == 1 or flat.size <= step:
         populate(array)
         return
-    list(_pool().map(populate, [flat[a:a + step] for a in range(0, flat.size, step)]))
+    list(_pool(threads).map(populate, [flat[a:a + step] for a in range(0, flat.size, step)]))
 
 
 @functools.lru_cache(maxsize=1)
-def _pool():
+def _pool(threads: int):
     from concurrent.futures import ThreadPoolExecutor
-    return ThreadPoolExecutor(POPULATE_THREADS, thread_name_prefix="ooc-graph-populate")
+    return ThreadPoolExecutor(threads, thread_name_prefix="ooc-graph-populate")
 
 
 class Prepared:
@@ -85,7 +83,8 @@ class Prepared:
         self._part = part
         self._ready: list = []
         self._error = None
-        self._thread = threading.Thread(target=self._work, name="ooc-graph-prepare-results", daemon=True)
+        self._thread = threading.Thread(target=config.carried(self._work), name="ooc-graph-prepare-results",
+                                        daemon=True)
         self._thread.start()
 
     def _work(self):

@@ -17,6 +17,7 @@ from functools import partial
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph._memory import budget as parse_budget
 from ooc_graph._memory import human
 from ooc_graph.errors import DeviceError, ParameterError
@@ -31,28 +32,7 @@ log = logging.getLogger("ooc_graph.engine")
 
 # Bytes a prepared CPU batch holds per arc (indices, ones, weight, ordering scratch).
 PREPARED_BYTES_PER_ARC = 32
-# Chunks the reader thread reads ahead of the one being processed; smaller chunks are read inline,
-# where a read costs less than handing it to a thread.
-PREFETCH = 4
 _STATS_LOCK = threading.Lock()
-# Threads reading chunks ahead: several read in parallel where the store is read directly
-# (store/direct.py); through h5py they take turns.
-READER_THREADS = 4
-PREFETCH_MIN_ARCS = 1 << 16
-# A budget so small that a pass would take more chunks than this is refused (naming the smallest
-# budget that works) instead of crawling through one-arc chunks.
-MAX_CHUNKS_PER_PASS = 4096
-# On a GPU the engine streams up to this many arcs at a time (whole store chunks, several where the
-# store's are smaller) where the store's chunks hold at least COALESCE_MIN_ARCS (and it has no CEL
-# augmentation): with the default store chunk (4 Mi arcs, 16 MB a transfer) the copy engine idled
-# while the host issued each chunk's work. Streamed PageRank at 25% budget on R-MAT-25, H200: 76-87%
-# of the pinned ceiling with 4 Mi-arc chunks, 96% with 16 Mi (benchmarks/RESULTS.md).
-STREAM_CHUNK_ARCS = 1 << 24
-COALESCE_MIN_ARCS = 1 << 20
-# Device memory kept back from the chunks for the kernels' small scratch (reductions' partial sums,
-# scalars; CuPy rounds blocks up to 512 bytes): a thousandth of the budget, at most this. Without it
-# a streamed PageRank took its 302 MB budget and 30 KB more (benchmarks/RESULTS.md).
-DEVICE_SCRATCH_BYTES = 256 << 10
 
 
 @dataclass
@@ -75,7 +55,7 @@ class ChunkStream:
     graph : Graph
     memory : int or str, optional
         Host budget for state and cached chunks (default: a quarter of RAM). A budget that leaves
-        room only for tiny chunks (more than ``MAX_CHUNKS_PER_PASS`` per pass) is refused with the
+        room only for tiny chunks (more than config ``stream.max_chunks_per_pass`` per pass) is refused with the
         smallest budget that works.
     device : {"cpu", "gpu", "auto"}
     device_memory : int or str, optional
@@ -108,7 +88,8 @@ class ChunkStream:
         # the chunks in flight and one cached chunk must fit what is left; the rest caches chunks.
         in_flight = 2 if graph.augmented else 1
         grid = largest = graph.chunk_arcs  # the store's chunk; the largest the engine takes at a time
-        smallest = min(grid, max(1, -(-arcs // MAX_CHUNKS_PER_PASS)))
+        cfg = config.get().stream
+        smallest = min(grid, max(1, -(-arcs // cfg.max_chunks_per_pass)))
         if free_device is not None:
             self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
             room = min(self.device_memory, free_device)
@@ -121,25 +102,25 @@ class ChunkStream:
                                   f"but the budget is {human(room)}")
         # Bytes an arc takes in a cached chunk, and in the chunks in flight. A pass's consumer
         # still holds the last batch while the next is made, so two are in flight: on the CPU two
-        # prepared chunks, the raw one being prepared and the raw ones read ahead (``PREFETCH``);
+        # prepared chunks, the raw one being prepared and the raw ones read ahead (``stream.prefetch``);
         # on a GPU two decoded chunks (int32 ids, weights) and the raw copy in every slot of the
         # copy ring (``STAGING_SLOTS``: copies run ahead).
         raw = graph.cel_nbytes_per_arc()
         wbytes = np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0
         if free_device is None:
             cached_arc = PREPARED_BYTES_PER_ARC + raw
-            flight_arc = in_flight * (PREPARED_BYTES_PER_ARC + cached_arc) + PREFETCH * raw
+            flight_arc = in_flight * (PREPARED_BYTES_PER_ARC + cached_arc) + cfg.prefetch * raw
             free = self.memory - state_bytes
             self._refuse_small("memory", self.memory, state_bytes + smallest * (cached_arc + flight_arc), smallest)
         else:
             cached_arc = 8 + wbytes
             flight_arc = (in_flight + 1) * cached_arc + getattr(self.backend.kernels, "STAGING_SLOTS", 1) * raw
-            scratch = min(DEVICE_SCRATCH_BYTES, self.device_memory // 1024)
+            scratch = min(cfg.device_scratch_bytes, self.device_memory // 1024)
             spare = self.device_memory - state_bytes - scratch
             self._refuse_small("device_memory", self.device_memory,
                                state_bytes + scratch + smallest * (cached_arc + flight_arc), smallest)
-            if grid >= COALESCE_MIN_ARCS and not graph.augmented:
-                largest = max(1, STREAM_CHUNK_ARCS // grid) * grid
+            if grid >= cfg.coalesce_min_arcs and not graph.augmented:
+                largest = max(1, cfg.stream_chunk_arcs // grid) * grid
             # The device CSR (frontier advance only) takes a quarter of the budget, but never the
             # room that full-size chunks in flight need: streaming comes first. Where one side of
             # the CSR is larger than that room, it could never be held: the chunks get the room.
@@ -302,9 +283,10 @@ class ChunkStream:
         scheduled = set(order)
         processed = 0
         self.joined = 0  # chunks that joined this pass through ``live``
-        # Chunks no cache holds are read from the store by the reader thread, PREFETCH ahead, so
+        # Chunks no cache holds are read from the store by the reader threads, ``stream.prefetch`` ahead, so
         # that reading chunk i+1 overlaps preparing and processing chunk i.
-        misses = [] if self.chunk_arcs < PREFETCH_MIN_ARCS else \
+        cfg = config.get().stream
+        misses = [] if self.chunk_arcs < cfg.prefetch_min_arcs else \
             [i for i in order if i not in self.cache and (self.host_cache is None or i not in self.host_cache)]
         pending, submitted = {}, 0
         resident = getattr(self.backend.kernels, "resident", None)
@@ -314,9 +296,9 @@ class ChunkStream:
                     if not live()[self._chunk_src[i]].any():
                         continue
                     self.joined += 1
-                while submitted < len(misses) and len(pending) < PREFETCH:
+                while submitted < len(misses) and len(pending) < cfg.prefetch:
                     j = misses[submitted]
-                    pending[j] = self._reader_pool().submit(self._raw, j, trace)
+                    pending[j] = self._reader_pool().submit(config.carried(self._raw), j, trace)
                     submitted += 1
                 raw = pending.pop(i).result() if i in pending else None
                 batch, _ = self.cache.get(i, lambda i=i, raw=raw: self._load(i, raw), resident)
@@ -393,7 +375,8 @@ class ChunkStream:
 
     def _reader_pool(self) -> ThreadPoolExecutor:
         if self._reader is None:
-            self._reader = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="ooc-graph-reader")
+            self._reader = ThreadPoolExecutor(max_workers=config.get().stream.reader_threads,
+                                              thread_name_prefix="ooc-graph-reader")
         return self._reader
 
     @property

@@ -21,59 +21,14 @@ import time
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import choice
 
 from .nearfar import NearFar, near_far_delta
 
 log = logging.getLogger("ooc_graph.engine")
 
-# Advance over the CSR when the frontier's arcs are fewer than this fraction of all arcs.
-ADVANCE_FRACTION = 1 / 16
-# Where the backend has whole traversals (the compiled CPU kernels) and the CSR is in memory,
-# propagate_min runs in one call instead of a loop of levels (off: always the loop).
-WHOLE_TRAVERSAL = True
-# Where one process holds the out-CSR and the backend has ``brandes`` (numba's kernels; hops only on
-# a GPU), betweenness runs each source's traversal and sums there (Engine.brandes), this many
-# sources a call, reported between calls (off: the algorithm's level sweeps on edge_map).
-WHOLE_BRANDES = True
-BRANDES_SOURCES_PER_CALL = 64
-# Asynchronous mode: at most this many relaxations of one loaded chunk before moving on.
-MAX_LOCAL_ITERATIONS = 256
-# execution="auto" turns asynchronous after this many passes, if chunks are being streamed.
-# Measured (benchmarks/RESULTS.md, "Synchronous against asynchronous execution"): on a road graph
-# async cuts streamed passes 24x (612 -> 26); on R-MAT (5-12 passes) it saves none and costs up to 2x.
-ASYNC_AFTER_PASSES = 16
 EXECUTIONS = ("auto", "sync", "async")
-# On one GPU, run levels of small frontier advances back to back on the device (kernels.gpu
-# advance_levels); False looks at every level from the host.
-QUEUED_LEVELS = True
-# Asynchronous sweeps turn round after this many passes in a row that no chunk joined (measured
-# in propagate_min's comment).
-SWEEP_PATIENCE = 2
-# Direction optimisation (Beamer et al., SC'12), its published constants: go bottom-up once the
-# frontier's arcs exceed 1/ALPHA of the arcs of unvisited vertices, back top-down once the
-# frontier holds fewer than 1/BETA of the vertices. BOTTOM_UP False: never.
-BOTTOM_UP = True
-# Frontiers with more arcs than this advance one level at a time, arc-balanced, not queued.
-QUEUED_MAX_ARCS = 1 << 16
-BOTTOM_UP_ALPHA = 14
-BOTTOM_UP_BETA = 24
-# Near-far buckets for arc weights (Davidson et al., IPDPS'14, Gunrock's SSSP): each iteration
-# expands only the changed vertices within the bound; False: every changed vertex, each iteration.
-# The bucket width is NEAR_FAR_WIDTH x a typical weight / the mean out-degree (the paper's rule;
-# see nearfar.near_far_delta). 128, measured on an H200 (benchmarks/RESULTS.md, near-far): NY
-# in memory 83 ms at 32 (50 bound raises, each a look from the host), 54 ms at 128 (13), 139 ms
-# without buckets; the 300x300 grid 59 / 40 ms (15 ms without: its levels queue on the device).
-NEAR_FAR = True
-NEAR_FAR_WIDTH = 128
-# A distributed level-synchronous traversal runs advances of at most this many arcs on every rank
-# over the whole frontier (no level merge; the tree on the way), larger ones split between them.
-REPLICATED_MAX_ARCS = 1 << 24
-# Such levels agree on stopping (a cancel; an all-reduce and its host wait, 0.2-0.7 ms on two
-# H200s) only every this many in a row.
-REPLICATED_AGREE_EVERY = 16
-# Starting frontiers up to this size have their distinct vertices counted on the host.
-HOST_UNIQUE = 1 << 16
 
 
 class Traversals:
@@ -91,9 +46,10 @@ class Traversals:
         GPU process (workers merge after every level), not profiling (each level is recorded
         then), and a frontier the device queue holds whose arcs are few (the queued kernel gives
         each vertex one warp; a hub's arcs go to the arc-balanced advance instead)."""
-        k = self.backend.kernels
-        return (QUEUED_LEVELS and hasattr(k, "advance_levels") and self.comm.size == 1 and not self.profile
-                and execution != "async" and int(frontier.size) <= k.QUEUE_CAPACITY and arcs <= QUEUED_MAX_ARCS)
+        k, cfg = self.backend.kernels, config.get()
+        return (cfg.traversal.queued_levels and hasattr(k, "advance_levels") and self.comm.size == 1
+                and not self.profile and execution != "async" and int(frontier.size) <= cfg.gpu.queue_capacity
+                and arcs <= cfg.traversal.queued_max_arcs)
 
     def _can_pull(self) -> bool:
         """Whether bottom-up levels are possible: the backend has them and every rank holds the
@@ -118,7 +74,8 @@ class Traversals:
         which CSRs they all hold (:meth:`_can_pull`, :meth:`_can_advance`), in one all-reduce:
         three, each a host wait, cost a 2-GPU BFS of R-MAT-26 ~2.5 ms; none where it is fresh and
         they agreed on the CSRs before."""
-        if plus is None or not plus > 0 or execution == "async" or not BOTTOM_UP or not frontier.size:
+        if plus is None or not plus > 0 or execution == "async" or not config.get().traversal.bottom_up or \
+                not frontier.size:
             return None
         xp = self.backend.xp
         if fresh:  # nothing to look at on the device (a sync: 0.9 ms of a BFS of R-MAT-26)
@@ -142,9 +99,10 @@ class Traversals:
     def _near_far(self, plus, frontier, execution: str):
         """Near-far bookkeeping (:class:`.nearfar.NearFar`) for a traversal with arc weights, none
         negative, that does not start asynchronous; else None."""
-        if not NEAR_FAR or plus is not None or execution == "async":
+        cfg = config.get().traversal
+        if not cfg.near_far or plus is not None or execution == "async":
             return None
-        delta = near_far_delta(self.graph, NEAR_FAR_WIDTH)
+        delta = near_far_delta(self.graph, cfg.near_far_width)
         return None if delta is None else NearFar(self.backend.xp, self.graph, self._k, delta, frontier, self.stats)
 
     def propagate_min(self, state, *, plus, frontier, execution: str = "auto") -> int:
@@ -156,7 +114,7 @@ class Traversals:
         changed vertex, or — when the changed vertices have few arcs and the CSR fits in the budget
         — a frontier advance over the CSR (in a distributed run each worker advances its share of
         the frontier; while the traversal is level-synchronous, a frontier of at most
-        ``REPLICATED_MAX_ARCS`` arcs whole, on every worker alike, with nothing to merge). The
+        ``config traversal.replicated_max_arcs`` arcs whole, on every worker alike, with nothing to merge). The
         frontier stays on the device; each iteration syncs two scalars (its size and its arc
         count) and, for a pass, its intervals.
 
@@ -164,17 +122,17 @@ class Traversals:
         it changes nothing, so arcs inside a chunk carry updates many hops per pass; this costs
         one device→host flag per extra relaxation. A chunk that an earlier chunk of the same pass
         activated is processed in that pass, so a wave crosses every chunk in one pass; after
-        ``SWEEP_PATIENCE`` passes in which no chunk joined that way the sweep direction turns
+        ``traversal.sweep_patience`` passes in which no chunk joined that way the sweep direction turns
         round, so a wave travelling towards lower ids does too. On a store with the CEL
         augmentation a forward sweep relaxes each chunk's arcs back into earlier sub-graphs with
-        it. ``"auto"`` runs synchronously and turns asynchronous once ``ASYNC_AFTER_PASSES``
+        it. ``"auto"`` runs synchronously and turns asynchronous once ``traversal.async_after_passes``
         passes have been needed while chunks are streamed (the cache does not hold them all): a
         high-diameter graph out of core.
 
         With arc weights (``plus=None``, none negative) the frontier is not every changed vertex
         but near-far's near pile (Davidson et al.; Gunrock's SSSP; :mod:`.nearfar`): the changed
         vertices wait, each iteration expands those whose state is at most a bound, and when none
-        is the bound is raised to the smallest waiting state plus ``delta`` (``NEAR_FAR_WIDTH``
+        is the bound is raised to the smallest waiting state plus ``delta`` (``traversal.near_far_width``
         times a typical weight over the mean degree; a raise syncs two more scalars). Most vertices
         are then expanded once, near their final distance, instead of once per drop; the fixed
         point, and so the answer, is the same bit for bit. A pass expands every waiting vertex of
@@ -199,6 +157,7 @@ class Traversals:
         if execution not in EXECUTIONS:
             raise choice("execution", execution, EXECUTIONS)
         g, k, xp = self.graph, self.backend.kernels, self.backend.xp
+        cfg = config.get()
         whole = self._traverse(state, plus, frontier)
         if whole is not None:
             return whole, False
@@ -209,7 +168,7 @@ class Traversals:
         frontier = np.asarray(frontier, dtype=np.int64)
         # how many distinct vertices start (the host sorts a small frontier: CuPy's unique took
         # 0.9-2 ms for one vertex on an H200)
-        distinct = int(np.unique(frontier).size) if frontier.size <= HOST_UNIQUE else None
+        distinct = int(np.unique(frontier).size) if frontier.size <= cfg.traversal.host_unique else None
         frontier = xp.asarray(frontier)
         if distinct is None:
             distinct = int(xp.unique(frontier).size)
@@ -237,13 +196,14 @@ class Traversals:
                 # Beamer's rule; entering also needs a frontier with arcs for n / BETA vertices:
                 # a bottom-up level looks at every vertex, so the small last levels of a road
                 # graph (few arcs left unvisited) stay top-down.
-                bottom = nf * BOTTOM_UP_BETA >= n if bottom else \
-                    arcs * BOTTOM_UP_ALPHA > unvisited and arcs * BOTTOM_UP_BETA >= n
-            advance = not bottom and arcs < ADVANCE_FRACTION * g.num_arcs and self._can_advance()
+                alpha, beta = cfg.traversal.bottom_up_alpha, cfg.traversal.bottom_up_beta
+                bottom = nf * beta >= n if bottom else arcs * alpha > unvisited and arcs * beta >= n
+            advance = not bottom and arcs < cfg.traversal.advance_fraction * g.num_arcs and self._can_advance()
             kind = "bottom-up" if bottom else "advance" if advance else "pass"
             # Ranks of a level-synchronous traversal advance a small frontier whole, each alike: no
             # level merge, and each sees every frontier vertex (its smallest parent of a vertex).
-            replicated = advance and level is not None and self.comm.size > 1 and arcs <= REPLICATED_MAX_ARCS
+            replicated = (advance and level is not None and self.comm.size > 1
+                          and arcs <= cfg.traversal.replicated_max_arcs)
             # the tree on the way: levels that stay level-synchronous, advances each rank runs whole
             track = parent if level is not None and (bottom or (advance and (self.comm.size == 1 or replicated))) \
                 else None
@@ -254,13 +214,13 @@ class Traversals:
                 indptr, indices, w, _ = self.csr("out")
                 before, ta = self.stats.as_dict(), time.perf_counter()
                 # While bottom-up levels are possible, stop at a frontier with many arcs to choose.
-                cap = QUEUED_MAX_ARCS if level is not None else 1 << 62
+                cap = cfg.traversal.queued_max_arcs if level is not None else 1 << 62
                 # Near-far: a vertex dropping beyond the bound is left marked in `changed` for the
                 # far pile instead of queued, so the device runs the near pile's levels only.
                 bound = np.inf if near is None else near.bound
                 ran, done, frontier = k.advance_levels(indptr, indices, w, frontier, state, plus, changed, queued, cap,
                                                        bound, track)
-                queued = min(2 * queued, k.LEVELS_PER_SYNC)  # frontiers that stay small: longer runs
+                queued = min(2 * queued, cfg.gpu.levels_per_sync)  # frontiers that stay small: longer runs
                 if near is not None:  # the near vertices still queued, the far ones marked
                     frontier = near.next(state, changed, frontier)
                 iterations += ran - 1
@@ -289,12 +249,12 @@ class Traversals:
                 self.stats.record(kind, time.perf_counter() - ta, before, arcs=arcs, clock=self.clock)
             else:
                 cel_passes += 1
-                local = execution == "async" or (execution == "auto" and cel_passes > ASYNC_AFTER_PASSES
-                                                 and self.cache.refused > 0)
+                late = cel_passes > cfg.traversal.async_after_passes
+                local = execution == "async" or (execution == "auto" and late and self.cache.refused > 0)
                 # "auto" turning asynchronous: every waiting vertex from here, no buckets. Whether a
                 # rank turns depends on its own cache, so in a distributed run the ranks drop the
-                # buckets together once any turns (a scalar per pass, only past ASYNC_AFTER_PASSES).
-                if near is not None and execution == "auto" and cel_passes > ASYNC_AFTER_PASSES and \
+                # buckets together once any turns (a scalar per pass, only past async_after_passes).
+                if near is not None and execution == "auto" and late and \
                         (local if self.comm.size == 1 else bool(self.comm.allreduce(int(local), "max"))):
                     frontier, near = near.release(frontier), None
                 active = np.zeros(self._k, dtype=bool)
@@ -303,7 +263,7 @@ class Traversals:
                     near.expand(active)
                 self._relax_pass(state, plus, changed, active, local, backward)
                 idle = idle + 1 if local and not self.joined else 0
-                if idle >= SWEEP_PATIENCE:
+                if idle >= cfg.traversal.sweep_patience:
                     backward, idle = not backward, 0
             level = _after_levels(level, plus, 1) if kind != "pass" else None
             if level is None:
@@ -317,9 +277,10 @@ class Traversals:
                 frontier = k.flatnonzero(changed)
             else:  # merged state and flags: every rank takes the same near pile
                 frontier = near.next(state, changed)
-            # levels every rank ran whole agree on stopping only every REPLICATED_AGREE_EVERY
+            # levels every rank ran whole agree on stopping only every replicated_agree_every
             replicated_run = replicated_run + 1 if replicated else 0
-            self.report(iterations, int(frontier.size), agree=replicated_run % REPLICATED_AGREE_EVERY == 0)
+            self.report(iterations, int(frontier.size),
+                        agree=replicated_run % cfg.traversal.replicated_agree_every == 0)
             log.info("iteration %d: %s, next frontier %d vertices", iterations, kind, int(frontier.size))
         self.stats.seconds_computing += time.perf_counter() - t
         return iterations, complete
@@ -334,7 +295,7 @@ class Traversals:
         whole = getattr(k, "whole_traversals", None)  # the backend's (a job's ranks share one kind)
         if whole is None:
             return None
-        able = WHOLE_TRAVERSAL and whole()
+        able = config.get().traversal.whole_traversal and whole()
         if self.comm.size > 1:  # every rank alike (agreed once a run, with the CSRs they hold)
             if self._whole_ok is None:
                 self._whole_ok = bool(self.comm.allreduce(int(able and self.csr("out") is not None), "min"))
@@ -375,13 +336,14 @@ class Traversals:
         a level). One process, a CSR in the budget (as for :meth:`_whole_csr`) and positive
         weights. Each source is reported (its levels) once its call returns. False where this
         does not apply: nothing was done, the caller sweeps level by level."""
-        k = self.backend.kernels
-        if not WHOLE_BRANDES or self.comm.size > 1 or not hasattr(k, "brandes") or not self._can_advance():
+        k, per_call = self.backend.kernels, config.get().traversal.brandes_sources_per_call
+        if not config.get().traversal.whole_brandes or self.comm.size > 1 or not hasattr(k, "brandes") or \
+                not self._can_advance():
             return False
         indptr, indices, w, _ = self.csr("out")
         sources = np.asarray(sources, np.int64)
-        for start in range(0, max(sources.size, 1), BRANDES_SOURCES_PER_CALL):
-            part = sources[start:start + BRANDES_SOURCES_PER_CALL]
+        for start in range(0, max(sources.size, 1), per_call):
+            part = sources[start:start + per_call]
             before, t = self.stats.as_dict(), time.perf_counter()
             done = k.brandes(indptr, indices, w if weighted else None, part, bc, endpoints, self.memory // 4)
             if done is None:  # no such kernel here (it is known before the first source)
@@ -411,12 +373,13 @@ class Traversals:
         """One pass of ``relax_min`` over the chunks with an active source interval; ``local``
         (asynchronous execution) relaxes each loaded chunk to local convergence and lets chunks
         activated during the pass join it. Sweeps keep their direction while waves run along it
-        (chunks join the pass) and turn round after SWEEP_PATIENCE passes that none joined. BFS
+        (chunks join the pass) and turn round after sweep_patience passes that none joined. BFS
         passes measured on road NY from three sources: forwards only 23/16/25, strict
         alternation 35/23/39, this rule 26/20/26; on a 60x20 mesh from its last vertex forwards
         only takes 82, this rule 5."""
         k, xp, g = self.backend.kernels, self.backend.xp, self.graph
         live = self._live_intervals(active, changed) if local else None
+        most = config.get().traversal.max_local_iterations
         flag = xp.zeros(1, dtype=np.uint8)
         for i, batch in self.batches(active, indexed=True, live=live, reverse=backward):
             if not local:
@@ -424,7 +387,7 @@ class Traversals:
                 continue
             # The augmentation reaches sub-graphs processed earlier in a forward sweep.
             back = self.back_batch(i) if g.augmented and not backward else None
-            for _ in range(MAX_LOCAL_ITERATIONS):  # to local convergence
+            for _ in range(most):  # to local convergence
                 flag.fill(0)
                 k.relax_min(batch, state, plus, changed, flag)
                 if back is not None:

@@ -14,16 +14,10 @@ import time
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import choice
 
 from .traversal import EXECUTIONS
-
-# Shortest-path parents from the in-arc CSR where it is on the device (one thread a vertex,
-# stopping at its first tight in-arc) instead of a pass over every arc; False: always the pass.
-CSR_PARENTS = True
-# BFS and SSSP with a constant increment build their tree during the traversal's level-synchronous
-# levels (kernels with LEVEL_PARENTS) instead of after it; False: always after.
-TREE_ON_THE_WAY = True
 
 
 class Trees:
@@ -53,8 +47,8 @@ class Trees:
                 self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
                 return iterations, parent
         # the tree built on the way, where the levels allow
-        parent = _unset_tree(self.backend.xp, n, source) if TREE_ON_THE_WAY and plus is not None and plus > 0 \
-            else None
+        on_the_way = config.get().traversal.tree_on_the_way and plus is not None and plus > 0
+        parent = _unset_tree(self.backend.xp, n, source) if on_the_way else None
         iterations, complete = self._propagate(state, plus, [source], execution, parent, fresh=True)
         if complete:
             return iterations, _roots_and_unreached(parent, n, source)
@@ -88,7 +82,7 @@ class Trees:
         Measured on an H200 (R-MAT-26, BFS from its top vertex): 15.3 ms on the device, against
         19.4 for the pass over every arc."""
         g, k = self.graph, self.backend.kernels
-        if not CSR_PARENTS or not hasattr(k, "csr_parents"):
+        if not config.get().traversal.csr_parents or not hasattr(k, "csr_parents"):
             return None
         positive = plus > 0 if plus is not None else \
             g.weighted and g.num_arcs > 0 and float(g.attrs["min_weight"]) > 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.kernels import cpu as cpu_kernels
 from ooc_graph.store.writer import write_array
 
@@ -28,11 +29,6 @@ BYTES_PER_WEIGHTED_ARC = 24
 BYTES_PER_AUGMENTED_ARC = 16
 # What a sorted bucket's result holds until the writer has appended it (ids, local ids, weights).
 RESULT_BYTES_PER_ARC = 16
-# Buckets are sorted on worker threads; each holds at least this many arcs when the budget allows,
-# so that a small graph is not scattered into many buckets for nothing.
-MIN_BUCKET_ARCS = 1 << 20
-# Chunks with fewer arcs are split by bucket on one of numba's threads (a fork-join costs more).
-PARALLEL_MIN_ARCS = 1 << 16
 
 
 def bytes_per_arc(*, weighted: bool, augment: bool, wide: bool, weight_size: int = 4) -> int:
@@ -45,13 +41,13 @@ def plan(data: int, largest: int, total: int, per_arc: int, workers: int) -> tup
     """(arcs per bucket, workers sorting at once) so that the buckets the workers hold, and the
     results waiting for the writer, fit ``data`` bytes; ``largest`` is the most arcs of one vertex
     (a bucket holds at least those), ``total`` the arcs of the side. Few buckets where they fit:
-    enough to keep the workers busy, at least ``MIN_BUCKET_ARCS`` each."""
+    enough to keep the workers busy, at least config ``ingest.min_bucket_arcs`` each."""
     held = per_arc + RESULT_BYTES_PER_ARC  # a worker's bucket, and its result until written
     sorters = max(1, min(workers, data // max(1, largest * held) - 1))
     if sorters == 1:
         return max(largest, data // per_arc), 1
     share = data // ((sorters + 1) * held)
-    return max(largest, min(share, max(-(-total // sorters), MIN_BUCKET_ARCS))), sorters
+    return max(largest, min(share, max(-(-total // sorters), config.get().ingest.min_bucket_arcs))), sorters
 
 
 def bucket_bounds(counts: np.ndarray, bounds: np.ndarray, limit: int) -> np.ndarray:
@@ -95,7 +91,7 @@ def whole_intervals(lo: int, hi: int, bounds: np.ndarray) -> bool:
 def partition(edges: np.ndarray, key, src, dst, w, *, threads: int | None = None) -> list[tuple]:
     """``(bucket, src, dst, w)`` of the arcs of each bucket (by their ``key`` vertex) that has any,
     in input order within a bucket. With ``threads`` (see :func:`scatter_threads`), the compiled
-    kernel on that many of numba's threads (on one for a chunk below ``PARALLEL_MIN_ARCS``), its
+    kernel on that many of numba's threads (on one for a chunk below config ``ingest.bucket_parallel_min_arcs``), its
     parts views of one new array per column, which they cover whole; else NumPy, its parts new
     arrays each. Either way the parts are the caller's to keep (``Spill.append(owned=True)``)
     where there are several buckets; with one, the part is the chunk's own arrays."""
@@ -105,7 +101,7 @@ def partition(edges: np.ndarray, key, src, dst, w, *, threads: int | None = None
     if threads is not None:
         from ooc_graph.kernels import cpu_ingest
         src, dst, w, cuts = cpu_ingest.partition_arcs(edges[:-1], key, src, dst, w,
-                                                      threads if len(src) >= PARALLEL_MIN_ARCS else 1)
+                                                      threads if len(src) >= config.get().ingest.bucket_parallel_min_arcs else 1)
         return [(i, src[lo:hi], dst[lo:hi], None if w is None else w[lo:hi])
                 for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())) if hi > lo]
     b = np.searchsorted(edges[:-1].astype(key.dtype), key, side="right") - 1  # all keys are below edges[-1]

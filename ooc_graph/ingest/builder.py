@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph._memory import budget, release_free_memory
 from ooc_graph._parallel import ordered_map, workers as num_workers
 from ooc_graph._progress import progress_bar
@@ -42,9 +43,6 @@ log = logging.getLogger("ooc_graph.ingest")
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
-# Chunks of input with fewer edges have their ids checked and marked by NumPy (a fork-join of
-# numba's threads costs more).
-ID_KERNEL_MIN_EDGES = 1 << 16
 WEIGHT_DTYPES = ("float32", "float64")
 
 
@@ -237,7 +235,8 @@ class GraphBuilder(StoreWriting):
     def _id_kernels(self, edges: int):
         """The compiled kernels (``kernels.cpu_ingest``) for the ids of a chunk of ``edges`` edges
         where numba is installed and the budget has room for it; else None (NumPy)."""
-        if edges < ID_KERNEL_MIN_EDGES or self.memory < M.COMPILED_MIN_BUDGET:
+        cfg = config.get().ingest
+        if edges < cfg.id_kernel_min_edges or self.memory < cfg.compiled_min_budget:
             return None
         return B.compiled_kernels()
 
@@ -310,7 +309,7 @@ class GraphBuilder(StoreWriting):
         """A spill chunk's ids as internal ids (0..n-1) in ``id_dtype``; ``fast``: the compiled
         kernels, for a caller that maps chunks one at a time on the main thread (the degree pass:
         the scatter's worker threads map theirs side by side already), or None."""
-        if self._lut is not None and fast is not None and len(src) >= ID_KERNEL_MIN_EDGES:
+        if self._lut is not None and fast is not None and len(src) >= config.get().ingest.id_kernel_min_edges:
             src, dst = fast.lookup_ids(src, dst, self._lut, self._lut_base, self.workers)
         elif self._lut is not None:  # a gather: ids span little more than the vertices
             if self._lut_base < 0:  # int32 ids minus a negative base could wrap

@@ -2,8 +2,8 @@
 time proportional to the arcs, not to the vertices.
 
 With the compiled kernels (numba, where ``compiled`` allows them), chunks are counted in place
-into the int64 counts: on ``workers`` threads where there are at least ``PARALLEL_MIN_THREADS``
-and a chunk has at least ``PARALLEL_MIN_EDGES`` edges (its ids sorted by vertex range into a
+into the int64 counts: on ``workers`` threads where there are at least config ``ingest.degrees_parallel_min_threads``
+and a chunk has at least ``ingest.degrees_parallel_min_edges`` edges (its ids sorted by vertex range into a
 buffer of the chunk's size, each range then counted by one thread: no private copies of the
 counts, whose zeroing and summing would cost ``workers × n`` per side), else serially. Without
 numba, a small chunk is counted by sorting its ids, a large one (at least ``n / BINCOUNT_RATIO``
@@ -19,21 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.kernels import cpu as cpu_kernels
 
-from . import footprint
-
-# Builds of fewer arcs count with NumPy (under a tenth of a second; loading numba's kernels
-# takes more): :meth:`Degrees.compiled_for`.
-COMPILED_MIN_ARCS = 1 << 22
 # Chunks with at least n / BINCOUNT_RATIO ids are counted by bincount (without numba).
 BINCOUNT_RATIO = 8
-# Chunks with fewer edges are counted on one thread (a fork-join costs more than it saves).
-PARALLEL_MIN_EDGES = 1 << 16
-# Sorting ids by range reads them three times: on one thread, twice the serial count's time
-# (4M edges into 2**25 vertices: 66 ms against 33 on the development machine), so it needs
-# several threads to pay.
-PARALLEL_MIN_THREADS = 4
 # Vertex ranges per counting thread (ranges are handed out in blocks: more evens out the load).
 RANGES_PER_THREAD = 8
 
@@ -52,7 +42,7 @@ class Degrees:
             from ooc_graph.kernels import cpu_ingest
             self._kernels = cpu_ingest
             self.threads = max(1, min(int(workers), cpu_ingest.max_threads()))
-            if self.threads < PARALLEL_MIN_THREADS:
+            if self.threads < config.get().ingest.degrees_parallel_min_threads:
                 self.threads = 1
             ranges = min(max(1, self.n), self.threads * RANGES_PER_THREAD)
             self._shift = max(0, (self.n - 1).bit_length() - (ranges - 1).bit_length())
@@ -63,9 +53,10 @@ class Degrees:
     @staticmethod
     def compiled_for(arcs: int, memory: int) -> bool:
         """Whether a build of ``arcs`` arcs in a budget of ``memory`` bytes counts with the compiled
-        kernels (where numba is installed): from ``COMPILED_MIN_ARCS`` arcs and
-        ``footprint.COMPILED_MIN_BUDGET`` bytes up."""
-        return arcs >= COMPILED_MIN_ARCS and memory >= footprint.COMPILED_MIN_BUDGET
+        kernels (where numba is installed): from config ``ingest.degrees_compiled_min_arcs`` arcs and
+        ``ingest.compiled_min_budget`` bytes up."""
+        cfg = config.get().ingest
+        return arcs >= cfg.degrees_compiled_min_arcs and memory >= cfg.compiled_min_budget
 
     def add(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Count a chunk of edges (ids in ``[0, n)``, one dtype)."""
@@ -76,7 +67,7 @@ class Degrees:
             self._add_numpy(src, dst)
             return
         src, dst = _unsigned(src), _unsigned(dst)
-        if self.threads == 1 or len(src) < PARALLEL_MIN_EDGES:
+        if self.threads == 1 or len(src) < config.get().ingest.degrees_parallel_min_edges:
             k.count_arcs(src, dst, self.ins, self.outs if self.directed else self.ins[:0], self.directed,
                          self.drop_loops)
             return

@@ -10,6 +10,7 @@ buffer, ``degrees.py``) and while arcs are scattered into buckets, and the bucke
 
 from __future__ import annotations
 
+from ooc_graph import config
 from ooc_graph._memory import budget, human
 from ooc_graph.errors import ParameterError
 
@@ -30,14 +31,6 @@ TEXT_BYTES_PER_BYTE = 48
 HDF5_WRITE_COPIES = 2
 # Besides, the store's chunk writer (store/chunks.py) holds one chunk's buffer.
 CHUNK_WRITER_COPIES = 1
-# pyarrow's CSV reader (when installed) reads text on all cores, but its library adds ~50 MiB to
-# the program: it is used from this budget up (numpy.loadtxt below).
-ARROW_MIN_BUDGET = 2 << 30
-# numba and the compiled kernels it loads add ~110 MiB to the program (measured: 66 MiB with the
-# package imported, 118 with numba, 176 with one cached kernel loaded; 67 -> 176 MiB with the
-# chunk writer's compiled checksum): the degree pass, the generators and the chunk writer (which
-# writes chunks directly) use them from this budget up (NumPy, or h5py's appends, below).
-COMPILED_MIN_BUDGET = 2 << 30
 
 
 def data_bytes(memory: int) -> int:
@@ -50,7 +43,7 @@ def reader_options(memory, **opts) -> dict:
     the distinct ids seen so far take the rest): edges per chunk handed over, bytes per text block."""
     share = data_bytes(budget(memory)) // 2
     return dict(opts, chunk_edges=max(1024, share // ADD_BYTES_PER_EDGE),
-                block_bytes=max(4096, share // TEXT_BYTES_PER_BYTE), arrow=budget(memory) >= ARROW_MIN_BUDGET)
+                block_bytes=max(4096, share // TEXT_BYTES_PER_BYTE), arrow=budget(memory) >= config.get().ingest.arrow_min_budget)
 
 
 def write_buffers(chunk_arcs: int, arcs: int, itemsizes: list[int], csr_itemsizes: list[int], csr_chunk: int) -> int:

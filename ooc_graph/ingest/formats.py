@@ -13,13 +13,13 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import InputError, choice
 
 from .strings import columns, first_lines, numeric, string_file_source
 from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
                    parse_arrow, parse_plain, stem)
 
-BLOCK_BYTES = 64 << 20
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -43,12 +43,13 @@ def _file_progress(f: InputFile) -> dict:
 
 
 def _text_edges(f: InputFile, *, cols=(2, 3), comments=b"#%", delimiter: bytes | None = None,
-                offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=BLOCK_BYTES, arrow=True):
+                offset: int = 0, skip_prefix=None, first_line: int = 1, block_bytes=None, arrow=True):
     """Chunks of (src, dst, w) from 'u v [w]' lines; ids shifted down by ``offset``. Plain blocks
     are parsed by pyarrow's CSV reader where installed and ``arrow`` (:func:`~.text.parse_arrow`) or
     ``numpy.loadtxt`` (:func:`~.text.parse_plain`), others by :class:`~.text.Block`,
     which also locates a line for the builder's errors (built only when one is needed)."""
     path = f.path
+    block_bytes = config.get().ingest.text_block_bytes if block_bytes is None else block_bytes
     with f:
         for line0, raw in blocks(f, block_bytes, path=path, max_line=MAX_LINE):
             if delimiter:
@@ -100,8 +101,10 @@ def _reading(opts) -> dict:
 
 
 def _block_bytes(opts):
-    """Text read per block: from the reader's share of the budget, at most 64 MiB."""
-    return int(min(BLOCK_BYTES, max(4096, opts.get("block_bytes", BLOCK_BYTES))))
+    """Text read per block: from the reader's share of the budget, at most config
+    ``ingest.text_block_bytes`` (64 MiB)."""
+    most = config.get().ingest.text_block_bytes
+    return int(min(most, max(4096, opts.get("block_bytes", most))))
 
 
 def _declared(chunks, path: Path, declared: int, what: str):

@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import DeviceError, choice
 from ooc_graph.partitioning.cel import sort_arcs
 
@@ -23,8 +24,6 @@ DEVICES = ("auto", "cpu", "gpu")
 # Device bytes per arc while a bucket is sorted: ids uploaded (8), the key and Thrust's buffer
 # (16), the order and the weights moved by it (8 + 16), the decoded ids (8), the repeats mask.
 GPU_BYTES_PER_ARC = 64
-# Buckets smaller than this are sorted on the CPU: the transfers would cost more than they save.
-GPU_MIN_ARCS = 1 << 16
 _GPU = threading.Lock()
 
 
@@ -58,7 +57,7 @@ def sort_bucket(arcs: list, lo: int, hi: int, n: int, *, dedupe: bool, id_dtype,
         rows, cols, w = sort_arcs(rows.astype(np.int64), cols.astype(np.int64), w, n, dedupe=dedupe)
         return rows.astype(id_dtype), cols.astype(id_dtype), w, "cpu"
     # Weighted repeats kept as they are (dedupe off) need a stable order: the CPU's, for certain.
-    if gpu and len(arcs[0]) >= GPU_MIN_ARCS and (arcs[2] is None or dedupe):
+    if gpu and len(arcs[0]) >= config.get().ingest.gpu_sort_min_arcs and (arcs[2] is None or dedupe):
         with _GPU:
             if _fits_device(len(arcs[0])):
                 return (*_sort_gpu(arcs, lo, n, dedupe, id_dtype), "gpu")

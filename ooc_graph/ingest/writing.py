@@ -13,7 +13,7 @@ import time
 import h5py
 import numpy as np
 
-from ooc_graph import __version__
+from ooc_graph import __version__, config
 from ooc_graph._memory import human, release_free_memory
 from ooc_graph._parallel import ordered_map
 from ooc_graph._progress import progress_bar
@@ -24,7 +24,6 @@ from ooc_graph.store.chunks import ChunkWriter
 from ooc_graph.store.writer import write_array
 
 from . import buckets as B
-from . import footprint as M
 
 log = logging.getLogger("ooc_graph.ingest")
 
@@ -37,7 +36,7 @@ class StoreWriting:
         """Write the store into ``h5`` (an h5py file or a ``MemoryFile``); the CSR and CEL
         datasets are appended through one :class:`ChunkWriter`, writing chunks directly where the
         budget has room for numba (if the build fails, the builder discards its temporary file)."""
-        with ChunkWriter(direct=self.memory >= M.COMPILED_MIN_BUDGET) as writer:
+        with ChunkWriter(direct=self.memory >= config.get().ingest.compiled_min_budget) as writer:
             return self._write_store(h5, writer, *args)
 
     def _write_store(self, h5, writer, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges, out_buckets,

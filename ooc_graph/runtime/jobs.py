@@ -19,6 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
+from ooc_graph import config
 from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
 
 from . import cluster as _cluster
@@ -169,7 +170,8 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
                            path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
                            store=store, client_host=_worker.host_identity(), reply_to=route[0],
-                           reply_key=route[1], segments=pool.offer(), client_key=pool.key)
+                           reply_key=route[1], segments=pool.offer(), client_key=pool.key,
+                           config=config.get().changes())
     return Job(client, spec, graph if hasattr(graph, "path") else None)
 
 

@@ -19,10 +19,11 @@ import socket
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ooc_graph import config
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
 
@@ -74,6 +75,7 @@ class JobSpec:
     reply_key: str = ""
     segments: list = ()      # the client's free shared-memory segments, offered for the results
     client_key: str = ""     # the client's segment pool (runtime/segments.py)
+    config: dict = field(default_factory=dict)  # the caller's changed settings (ooc_graph.config)
 
 
 def _worker_address() -> str:
@@ -160,7 +162,13 @@ def run_rank(spec: JobSpec, rank: int, addresses: list):
 
 def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     """Rank ``rank`` of the job, with its mesh through ``hub`` (this worker's); ``start`` says
-    what started it (the client's ``direct`` start, or its ``task``), for its summary."""
+    what started it (the client's ``direct`` start, or its ``task``), for its summary. It runs
+    with the settings the caller changed (``spec.config``) over this worker's own."""
+    with config.set(spec.config):
+        return _run_configured(spec, rank, addresses, hub, start)
+
+
+def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     from ooc_graph.algorithms import ALGORITHMS
 
     t0, started = time.perf_counter(), time.time()

@@ -16,27 +16,23 @@ the stored chunks are byte for byte those h5py writes. An append of several arra
 one (the CEL's blocks of a bucket), so partial chunks come once per append, not once per array.
 
 Without numba (or where a writer is told not to load it: it adds ~110 MiB to the process), for a
-dataset expected to fill fewer than :data:`MIN_CHUNKS` chunks, or for a file that is not an h5py
+dataset expected to fill fewer than config ``store.chunk_writer_min_chunks`` chunks, or for a file that is not an h5py
 one (``memory.MemoryFile``), datasets are appended through h5py as before.
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import h5py
 import numpy as np
 
+from ooc_graph import config
+
 from .direct import _COMPILED, FLETCHER, _fletcher32, compiled_available
 from .writer import append, create_appendable
 
-ENABLED = True  # False: every dataset is appended through h5py (as before this module)
-MIN_CHUNKS = 2  # datasets expected to fill fewer chunks are appended through h5py
-# Threads computing checksums: the compiled checksum runs at ~6 GB/s a thread, the calling
-# thread's copies and writes at ~4 GB/s (2-core development machine).
-THREADS = max(2, min(4, os.cpu_count() or 2))
 
 
 def fletcher32(data) -> int:
@@ -62,7 +58,7 @@ def compiled_loaded() -> bool:
 
 def _plain(h5, dtype: np.dtype) -> bool:
     """Whether datasets of ``dtype`` in ``h5`` can be written chunk by chunk here."""
-    return (ENABLED and isinstance(h5, h5py.Group) and dtype.kind in "iuf" and dtype.isnative
+    return (config.get().store.chunk_writer and isinstance(h5, h5py.Group) and dtype.kind in "iuf" and dtype.isnative
             and dtype.itemsize % 2 == 0 and compiled_available())
 
 
@@ -180,9 +176,9 @@ class ChunkWriter:
     chunk's buffer; used from one thread at a time. Nothing waits between appends, so closing
     (or leaving the ``with`` block, failed or not) only ends the threads."""
 
-    def __init__(self, *, direct: bool = True, threads: int = THREADS):
+    def __init__(self, *, direct: bool = True, threads: int | None = None):
         self.direct = direct
-        self.threads = max(1, int(threads))
+        self.threads = max(1, int(config.get().store.checksum_threads if threads is None else threads))
         self._pool = None
         self._buf = np.empty(0, dtype=np.uint8)
         self._appenders: list = []
@@ -190,10 +186,11 @@ class ChunkWriter:
     def appendable(self, h5, name: str, dtype, chunk: int, expected: int | None = None) -> Appender:
         """A new 1-D resizable, checksummed dataset ``name`` of ``chunk``-element chunks and an
         appender for it: direct where the writer, the file and the dtype allow and ``expected``
-        elements (None: unknown) fill at least :data:`MIN_CHUNKS` chunks; through h5py otherwise."""
+        elements (None: unknown) fill at least config ``store.chunk_writer_min_chunks`` chunks; through h5py
+        otherwise."""
         ds = create_appendable(h5, name, dtype, chunk)
-        if (not self.direct or (expected is not None and expected < MIN_CHUNKS * ds.chunks[0])
-                or not _plain(h5, ds.dtype)):
+        few = expected is not None and expected < config.get().store.chunk_writer_min_chunks * ds.chunks[0]
+        if not self.direct or few or not _plain(h5, ds.dtype):
             appender = Appender(ds)
         else:
             appender = DirectAppender(self, ds)

@@ -15,6 +15,7 @@ import stat
 
 import h5py
 
+from ooc_graph import config
 from ooc_graph._memory import human
 from ooc_graph.errors import ParameterError, StoreError
 
@@ -25,15 +26,13 @@ from .writer import AtomicFile
 
 log = logging.getLogger("ooc_graph.store")
 
-AUTO_COMPACT_ENV = "OOC_GRAPH_AUTO_COMPACT"
-AUTO_COMPACT_FRACTION = 0.25       # compact when unused bytes pass this share of the bytes in use
-AUTO_COMPACT_MIN_BYTES = 1 << 20   # ... and at least this many
+AUTO_COMPACT_ENV = "OOC_GRAPH_AUTO_COMPACT"  # overrides config store.auto_compact_fraction
 
 
 def auto_compact_fraction() -> float:
     text = os.environ.get(AUTO_COMPACT_ENV, "").strip().lower()
     if not text:
-        return AUTO_COMPACT_FRACTION
+        return config.get().store.auto_compact_fraction
     if text in ("0", "off", "no", "false"):
         return 0.0
     try:
@@ -49,7 +48,7 @@ def maybe_compact(graph, unused: int) -> None:
         size = os.path.getsize(graph.path)
     except OSError:
         return
-    if not fraction or unused < max(AUTO_COMPACT_MIN_BYTES, fraction * (size - unused)):
+    if not fraction or unused < max(config.get().store.auto_compact_min_bytes, fraction * (size - unused)):
         return
     try:
         before, after = compact(graph, timeout=0, auto=True) or (0, 0)

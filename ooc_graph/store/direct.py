@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import h5py
 import numpy as np
 
+from ooc_graph import config
+
 FLETCHER = 4  # bytes of checksum after each chunk
-READERS = max(2, min(8, os.cpu_count() or 2))
 _FLETCHER_BLOCK = 1 << 16  # words summed at a time (keeps the running sums in cache)
 
 
@@ -143,7 +144,7 @@ class DirectReader:
 
     def __init__(self, path):
         self.fd = os.open(path, os.O_RDONLY)
-        self.pool = ThreadPoolExecutor(READERS, thread_name_prefix="ooc-graph-read")
+        self.pool = ThreadPoolExecutor(config.get().store.readers, thread_name_prefix="ooc-graph-read")
         self._scratch = threading.local()
         self._busy = threading.Condition()
         self._active, self._closed = 0, False

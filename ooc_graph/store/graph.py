@@ -11,6 +11,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
@@ -22,10 +23,6 @@ from ._validate import check_store
 from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
 from .locking import IO
 
-# Read the large datasets' chunks straight from the file on several threads (store/direct.py),
-# where the compiled checksum is there; False reads everything through h5py (one thread).
-DIRECT_READS = True
-DIRECT_MIN_BYTES = 64 << 20  # smaller datasets: h5py (no compile for a small graph's first call)
 
 
 def _read_direct(direct, ranges, out) -> bool:
@@ -196,7 +193,8 @@ class Graph:
     def _direct_table(self, h5, name):
         """``(reader, table)`` to read dataset ``name`` without h5py (:mod:`.direct`), or None.
         Called with IO held; the reader's descriptor is checked to be the file h5py has open."""
-        if not DIRECT_READS or self._key is None or not compiled_available():
+        cfg = config.get().store
+        if not cfg.direct_reads or self._key is None or not compiled_available():
             return None
         if self._direct is None or self._direct[0] != self._key:
             self._close_direct()
@@ -209,7 +207,7 @@ class Graph:
         if name not in tables:
             try:
                 table = ChunkTable(h5[name])
-                tables[name] = table if table.size * table.dtype.itemsize >= DIRECT_MIN_BYTES else None
+                tables[name] = table if table.size * table.dtype.itemsize >= cfg.direct_min_bytes else None
             except (Unsupported, KeyError):
                 tables[name] = None
         return None if tables[name] is None else (reader, tables[name])

@@ -8,12 +8,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from ooc_graph import config
+
 from . import _format as F
 from . import temporary
-
-# Arrays of at least this many chunks are written chunk by chunk by chunks.py's ChunkWriter (where
-# the process has loaded its compiled checksum already).
-DIRECT_MIN_CHUNKS = 4
 
 
 def umask() -> int:
@@ -91,7 +89,7 @@ def write_array(h5, name: str, values: np.ndarray) -> None:
     chunks no larger than a fixed shape)."""
     values = np.asarray(values)
     chunk = max(1, min(len(values), F.HDF5_CHUNK_ELEMENTS))
-    if values.ndim == 1 and len(values) >= DIRECT_MIN_CHUNKS * chunk:
+    if values.ndim == 1 and len(values) >= config.get().store.write_array_min_chunks * chunk:
         from . import chunks  # it builds on this module
 
         with chunks.ChunkWriter(direct=chunks.compiled_loaded()) as writer:  # numba only if loaded already

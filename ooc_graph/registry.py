@@ -1,0 +1,151 @@
+"""The one list of algorithms: each registers itself with :func:`algorithm`, and the package, the
+command line, the networkx backend and the distributed runtime read :func:`algorithms` / :func:`get`
+(none keeps a list of its own).
+
+The decorator also gives every algorithm the same front door:
+
+- the call's arguments are bound to the function's signature first, so an unknown keyword, a
+  missing or repeated ``source`` is a one-line :class:`~ooc_graph.errors.ParameterError` listing
+  the valid keywords, never a ``TypeError`` from inside;
+- the keywords every algorithm shares (``device``, ``memory``, ``device_memory``, ``profile``,
+  ``store``, ``output``) are checked the same way everywhere, before anything is read;
+- an algorithm that ``distributes`` takes ``gpus=``, ``client=`` and ``workers=`` and then runs as
+  a job on a cluster (:func:`ooc_graph.runtime.jobs.run_distributed`), returning the same result.
+
+nx-cugraph's ``networkx_algorithm`` decorator and networkx's ``_dispatchable`` are the models.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from dataclasses import dataclass
+
+from .errors import ParameterError, choice
+
+__all__ = ["Algorithm", "Option", "algorithm", "algorithms", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
+
+DEVICES = ("auto", "cpu", "gpu")
+# Where a call returns its per-vertex arrays (``output=``).
+OUTPUTS = ("numpy", "cupy")
+# The keywords that run an algorithm that distributes as a job on a cluster.
+RUNTIME = ("gpus", "client", "workers")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of an algorithm's keywords on the command line (``--max-iter`` for ``max_iter``); type
+    ``bool`` gives a ``--x/--no-x`` pair."""
+
+    flag: str
+    type: object
+    help: str
+    default: object = None
+    choices: tuple | None = None
+    required: bool = False
+
+    @property
+    def keyword(self) -> str:
+        return self.flag[2:].replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """What the registry knows of an algorithm."""
+
+    name: str
+    function: object        # the public function (the decorated one)
+    result: type            # the class of what it returns
+    distributes: bool       # takes gpus=/client=/workers= and runs as a job
+    options: tuple          # its Options on the command line
+    summary: str            # the first line of its docstring
+
+    @property
+    def parameters(self):
+        """Its own keywords (not the runtime's), in order, as ``inspect.Parameter``s."""
+        return inspect.signature(self.function.__wrapped__).parameters
+
+
+_REGISTRY: dict[str, Algorithm] = {}
+
+
+def algorithm(*, result: type, options=(), distributes: bool = True):
+    """Register the decorated function under its name (see the module's docstring)."""
+    def register(fn):
+        sig = inspect.signature(fn)
+        name = fn.__name__
+
+        @functools.wraps(fn)
+        def call(*args, gpus=None, client=None, workers=None, **kwargs):
+            arguments = _bind(name, sig, args, kwargs)
+            if gpus is None and client is None and workers is None:
+                return fn(*args, **kwargs)
+            if not distributes:
+                raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it "
+                                     "without gpus=/client=/workers=")
+            from .runtime.jobs import run_distributed
+            graph = arguments.pop(next(iter(sig.parameters)))
+            return run_distributed(name, graph, arguments, gpus=gpus, client=client, workers=workers)
+
+        extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None) for k in RUNTIME] \
+            if distributes else []
+        call.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
+        if not distributes:  # no runtime keywords in its signature: a clear error all the same
+            call.__signature__ = sig
+        doc = (fn.__doc__ or "").strip()
+        _REGISTRY[name] = Algorithm(name, call, result, distributes, tuple(options),
+                                    doc.split("\n")[0].rstrip(".").replace("``", "") if doc else "")
+        return call
+    return register
+
+
+def _bind(name: str, sig, args, kwargs) -> dict:
+    """The call's arguments by name, defaults left out (a ParameterError for a call that does not
+    fit the signature), with the shared keywords checked."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as err:
+        valid = [p for p in sig.parameters if p != next(iter(sig.parameters))]
+        raise ParameterError(f"{name}: {err} (its keywords: {', '.join(valid)})") from None
+    arguments = dict(bound.arguments)
+    _check_shared(arguments)
+    return arguments
+
+
+def _check_shared(arguments: dict) -> None:
+    """The keywords every algorithm means the same by: checked here, once, for all of them."""
+    from ._memory import parse_size
+    if "device" in arguments and arguments["device"] not in DEVICES:
+        raise choice("device", arguments["device"], DEVICES)
+    for key in ("memory", "device_memory"):
+        if arguments.get(key) is not None:
+            try:
+                parse_size(arguments[key])
+            except ParameterError as err:
+                raise ParameterError(f"{key}: {err}") from None
+    if "profile" in arguments and not isinstance(arguments["profile"], bool):
+        raise ParameterError(f"profile must be True or False (got {arguments['profile']!r})")
+    if "output" in arguments and arguments["output"] not in OUTPUTS:
+        raise choice("output", arguments["output"], OUTPUTS)
+    store = arguments.get("store", False)
+    if not isinstance(store, bool):
+        if not isinstance(store, str):
+            raise ParameterError(f"store must be True, False or a result name (got {store!r})")
+        from .store.results import check_result_name
+        check_result_name(store)
+
+
+def algorithms() -> dict[str, Algorithm]:
+    """Every registered algorithm by name, in the order they were registered."""
+    if not _REGISTRY:
+        importlib.import_module("ooc_graph.algorithms")  # they register themselves on import
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Algorithm:
+    """The algorithm ``name``, or a ParameterError listing the valid names."""
+    found = algorithms().get(name)
+    if found is None:
+        raise choice("algorithm", name, sorted(_REGISTRY))
+    return found
