@@ -172,7 +172,7 @@ def test_reader_thread_reads_ahead(tmp_path, monkeypatch, configure):
 
 def test_devices():
     assert get_backend("cpu").name == "cpu"
-    with pytest.raises(ParameterError, match="valid: cpu, gpu, auto"):
+    with pytest.raises(ParameterError, match="valid: auto, cpu, gpu"):
         get_backend("tpu")
 
 

@@ -11,16 +11,8 @@ from ooc_graph._memory import parse_size
 from ooc_graph.engine import Engine, current_placement
 from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import ParameterError
-from ooc_graph.store import Graph, open_graph
-
-
-def as_graph(G) -> Graph:
-    """Accept an open :class:`Graph` or a path to a store."""
-    if isinstance(G, Graph):
-        return G
-    if isinstance(G, (str, bytes)) or hasattr(G, "__fspath__"):
-        return open_graph(G)
-    raise ParameterError(f"expected an ooc_graph.Graph or a path to a store (got {type(G).__name__})")
+from ooc_graph.registry import OUTPUTS
+from ooc_graph.store import Graph, as_graph
 
 
 def check_positive_int(name, value) -> int:
@@ -58,8 +50,6 @@ def check_iteration(max_iter, tol, weight=None) -> int:
 
 # The most per-vertex float64 arrays any algorithm keeps (PageRank), counted against the budgets.
 STATE_ARRAYS = 5
-# Where a call returns its per-vertex arrays (``output=``).
-OUTPUTS = ("numpy", "cupy")
 
 
 def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) -> Engine:
@@ -94,11 +84,10 @@ class Run:
     def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=(), output="numpy"):
         """``outputs``: the dtypes of the per-vertex arrays the run will return (through
         :meth:`Engine.result`), whose host memory is made ready while it computes; ``output``:
-        ``"numpy"`` (host memory) or ``"cupy"`` (the arrays stay on the GPU: nothing is copied)."""
-        if output not in OUTPUTS:
-            raise ParameterError(f"unknown output {output!r} (valid: {', '.join(OUTPUTS)})")
+        ``"numpy"`` (host memory) or ``"cupy"`` (the arrays stay on the GPU: nothing is copied);
+        the registry checked both, and the other keywords every algorithm shares."""
+        assert output in OUTPUTS
         self.graph = as_graph(G)
-        check_bool("profile", profile)
         if output == "cupy" and current_placement() is not None:
             raise ParameterError("output='cupy' keeps results on the GPU of one process; a distributed call "
                                  "returns them in host memory (use output='numpy')")
@@ -118,7 +107,8 @@ class Run:
         result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
                      seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,
                      stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
-                                          "convergence": s.convergence, "timeline": s.timeline},
+                                          "strategies": s.strategies, "convergence": s.convergence,
+                                          "timeline": s.timeline},
                      graph=self.graph, **arrays)
         if current_placement() is None:  # a distributed job saves once, from the client or rank 0
             if store:

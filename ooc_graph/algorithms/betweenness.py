@@ -10,8 +10,9 @@ import random
 import numpy as np
 
 from ooc_graph.errors import ParameterError
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import Option, algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph, check_bool, check_positive_int
 from ._result import CentralityResult
 
@@ -28,7 +29,13 @@ TIGHT = "y_src + w == y_dst and y_src < y_dst"
 TIGHT_BACK = "y_dst + w == y_src and y_dst < y_src"
 
 
-@distributable
+@algorithm(result=CentralityResult, options=[
+    Option("--k", int, "sample this many sources (default: every vertex, exact)"),
+    Option("--seed", int, "seed of the source sample, as networkx's"),
+    Option("--normalized", bool, "divide by the number of vertex pairs, as networkx", True),
+    Option("--endpoints", bool, "count the path ends too", False),
+    _o.WEIGHT,
+])
 def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, endpoints: bool = False, seed=None,
                            memory=None, device: str = "auto", device_memory=None, profile: bool = False,
                            store=False, output: str = "numpy") -> CentralityResult:

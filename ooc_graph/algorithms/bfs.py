@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph
 from ._result import UNREACHABLE, BFSResult
 
 __all__ = ["bfs"]
 
 
-@distributable
+@algorithm(result=BFSResult, options=[_o.SOURCE, _o.EXECUTION])
 def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
         execution: str = "auto", profile: bool = False, store=False, output: str = "numpy") -> BFSResult:
     """Depth (hops from ``source`` along out-arcs) and a BFS-tree parent of every vertex.

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import Option, algorithm
 
 from ._common import Run, check_positive_int
 from ._result import CDLPResult
@@ -15,7 +15,9 @@ __all__ = ["cdlp"]
 log = logging.getLogger("ooc_graph.cdlp")
 
 
-@distributable
+@algorithm(result=CDLPResult, options=[
+    Option("--max-iter", int, "the exact number of label propagation iterations", 10),
+])
 def cdlp(G, *, max_iter: int = 10, memory=None, device: str = "auto", device_memory=None,
          profile: bool = False, store=False, output: str = "numpy") -> CDLPResult:
     """Community labels by synchronous label propagation, as LDBC Graphalytics defines CDLP.

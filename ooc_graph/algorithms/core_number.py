@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
 from ._common import Run
 from ._result import CoreResult
@@ -15,7 +15,7 @@ __all__ = ["core_number"]
 log = logging.getLogger("ooc_graph.core_number")
 
 
-@distributable
+@algorithm(result=CoreResult, options=())
 def core_number(G, *, memory=None, device: str = "auto", device_memory=None, profile: bool = False,
                 store=False, output: str = "numpy") -> CoreResult:
     """Core number of every vertex (the largest k whose k-core holds it), as networkx's ``core_number``.

@@ -6,8 +6,9 @@ import logging
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph, check_iteration, initial_vector
 from ._result import CentralityResult
 
@@ -15,7 +16,7 @@ __all__ = ["eigenvector_centrality"]
 log = logging.getLogger("ooc_graph.eigenvector")
 
 
-@distributable
+@algorithm(result=CentralityResult, options=[_o.max_iter(100), _o.TOL, _o.WEIGHT])
 def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=None, weight=None, memory=None,
                            device: str = "auto", device_memory=None, profile: bool = False,
                            store=False, output: str = "numpy") -> CentralityResult:

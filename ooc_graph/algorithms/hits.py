@@ -6,8 +6,9 @@ import logging
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import Option, algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph, check_bool, check_iteration, initial_vector
 from ._result import HITSResult
 
@@ -15,7 +16,11 @@ __all__ = ["hits"]
 log = logging.getLogger("ooc_graph.hits")
 
 
-@distributable
+@algorithm(result=HITSResult, options=[
+    _o.max_iter(100),
+    Option("--tol", float, "stop when the L1 change of the hubs falls below this", 1e-8),
+    Option("--normalized", bool, "scale hubs and authorities to sum 1", True),
+])
 def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: bool = True, memory=None,
          device: str = "auto", device_memory=None, profile: bool = False, store=False,
          output: str = "numpy") -> HITSResult:

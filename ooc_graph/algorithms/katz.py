@@ -7,8 +7,9 @@ import logging
 import numpy as np
 
 from ooc_graph.errors import ParameterError
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import Option, algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph, check_bool, check_iteration, check_real, initial_vector
 from ._result import CentralityResult
 
@@ -16,7 +17,14 @@ __all__ = ["katz_centrality"]
 log = logging.getLogger("ooc_graph.katz")
 
 
-@distributable
+@algorithm(result=CentralityResult, options=[
+    Option("--alpha", float, "attenuation (below 1 / the largest eigenvalue converges)", 0.1),
+    Option("--beta", float, "the value every vertex adds each iteration", 1.0),
+    _o.max_iter(1000),
+    _o.TOL,
+    Option("--normalized", bool, "scale to unit Euclidean norm", True),
+    _o.WEIGHT,
+])
 def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, tol: float = 1e-6, nstart=None,
                     normalized: bool = True, weight=None, memory=None, device: str = "auto", device_memory=None,
                     profile: bool = False, store=False, output: str = "numpy") -> CentralityResult:

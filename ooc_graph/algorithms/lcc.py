@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
 from . import _wedges
 from ._inmemory import InMemoryRun
@@ -14,7 +14,7 @@ from .triangle_count import BYTES_PER_ARC, BYTES_PER_VERTEX
 __all__ = ["lcc"]
 
 
-@distributable
+@algorithm(result=LCCResult, options=())
 def lcc(G, *, memory=None, device: str = "auto", device_memory=None, store=False) -> LCCResult:
     """Local clustering coefficient of every vertex, as LDBC Graphalytics defines it.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ooc_graph.errors import ParameterError
+from ooc_graph.registry import Option, algorithm
 
 from ._common import check_real
 from ._inmemory import InMemoryRun
@@ -28,6 +29,13 @@ MAX_SWEEPS = 200
 BATCHES = 16
 
 
+@algorithm(result=LouvainResult, distributes=False, options=[
+    Option("--resolution", float, "above 1 favours smaller communities, below 1 larger ones", 1.0),
+    Option("--threshold", float, "a level must raise the modularity by more than this", 1e-7),
+    Option("--max-level", int, "at most this many levels (default: until a level gains nothing)"),
+    Option("--seed", int, "shuffle the vertex order, which decides ties (default: a fixed order)"),
+    Option("--weight", bool, "use the store's edge weights (--no-weight: every edge counts 1)", True),
+])
 def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: int | None = None,
             seed: int | None = None, weight: bool = True, memory=None, device: str = "auto",
             device_memory=None, store=False) -> LouvainResult:

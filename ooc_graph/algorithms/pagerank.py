@@ -8,8 +8,9 @@ import numpy as np
 
 from ooc_graph import config
 from ooc_graph.errors import ParameterError
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import Option, algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph, check_iteration, check_real, initial_vector
 from ._result import PageRankResult
 
@@ -18,7 +19,10 @@ log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
 
 
-@distributable
+@algorithm(result=PageRankResult, options=[
+    Option("--alpha", float, "damping factor, in (0, 1]", 0.85), _o.TOL,
+    Option("--max-iter", int, "iteration limit (graphalytics mode: the exact count)", 100),
+    Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx", MODES), _o.WEIGHT])
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
              profile: bool = False, store=False, output: str = "numpy", weight=None) -> PageRankResult:

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
 from ._common import Run
 from ._result import SCCResult
@@ -15,7 +15,7 @@ __all__ = ["scc"]
 log = logging.getLogger("ooc_graph.scc")
 
 
-@distributable
+@algorithm(result=SCCResult, options=())
 def scc(G, *, memory=None, device: str = "auto", device_memory=None, profile: bool = False,
         store=False, output: str = "numpy") -> SCCResult:
     """Label every vertex with the smallest vertex id of its strongly connected component.

@@ -7,15 +7,16 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
+from . import _options as _o
 from ._common import Run, as_graph
 from ._result import SSSPResult
 
 __all__ = ["sssp"]
 
 
-@distributable
+@algorithm(result=SSSPResult, options=[_o.SOURCE, _o.EXECUTION])
 def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
          execution: str = "auto", profile: bool = False, store=False, output: str = "numpy") -> SSSPResult:
     """Shortest-path distance from ``source`` (an original vertex id) along out-arcs.

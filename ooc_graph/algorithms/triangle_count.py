@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ooc_graph.errors import ParameterError
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
 from . import _wedges
 from ._inmemory import InMemoryRun
@@ -14,7 +14,7 @@ __all__ = ["triangle_count"]
 BYTES_PER_ARC, BYTES_PER_VERTEX = 96, 64
 
 
-@distributable
+@algorithm(result=TriangleCountResult, options=())
 def triangle_count(G, *, memory=None, device: str = "auto", device_memory=None,
                    store=False) -> TriangleCountResult:
     """Triangles of an undirected graph, per vertex and in total.

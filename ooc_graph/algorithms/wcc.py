@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ooc_graph.runtime.dispatch import distributable
+from ooc_graph.registry import algorithm
 
 from ._common import Run
 from ._result import WCCResult
@@ -12,7 +12,7 @@ from ._result import WCCResult
 __all__ = ["wcc"]
 
 
-@distributable
+@algorithm(result=WCCResult, options=())
 def wcc(G, *, memory=None, device: str = "auto", device_memory=None,
         profile: bool = False, store=False, output: str = "numpy") -> WCCResult:
     """Label every vertex with the smallest vertex id of its weakly connected component.

@@ -107,7 +107,7 @@ def _client(a):
 
 def run(a) -> int:
     from ooc_graph import open as open_graph
-    from ooc_graph.algorithms import ALGORITHMS
+    from ooc_graph import registry
     _check_out(a.out)
     _check_folder("--profile", a.profile)
     kwargs = algorithm_kwargs(a)
@@ -129,7 +129,7 @@ def run(a) -> int:
             from ooc_graph.store.results import check_result_name
             check_result_name(a.result_name)  # before computing, not after
         with progress:
-            r = ALGORITHMS[a.algorithm](G, device=device, **common, **kwargs)
+            r = registry.get(a.algorithm).function(G, device=device, **common, **kwargs)
         if not a.no_store:
             with warnings.catch_warnings():  # said below in one line
                 warnings.simplefilter("ignore", ResultNotStoredWarning)
@@ -181,13 +181,12 @@ def results(a) -> int:
 
 
 def algorithms(a) -> int:
-    from ooc_graph.algorithms import ALGORITHMS
-
-    from .parser import ALGORITHM_OPTIONS, _summary
-    width = max(map(len, ALGORITHMS))
-    for name, fn in sorted(ALGORITHMS.items()):
-        flags = " ".join(o.flag for o in ALGORITHM_OPTIONS.get(name, []))
-        print(f"{name:<{width}}  {_summary(fn)}" + (f"  [{flags}]" if flags else ""))
+    from ooc_graph import registry
+    known = registry.algorithms()
+    width = max(map(len, known))
+    for name, algo in sorted(known.items()):
+        flags = " ".join(o.flag for o in algo.options)
+        print(f"{name:<{width}}  {algo.summary}" + (f"  [{flags}]" if flags else ""))
     return 0
 
 

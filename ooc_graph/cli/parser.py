@@ -10,81 +10,11 @@ Boolean options come in pairs (``--directed/--undirected``, ``--weighted/--no-we
 from __future__ import annotations
 
 import argparse
-import inspect
-from dataclasses import dataclass
 
-from ooc_graph import __version__
+from ooc_graph import __version__, registry
 from ooc_graph.engine import DEVICES
 from ooc_graph.generate import GENERATORS
 from ooc_graph.ingest.formats import READERS
-
-
-@dataclass(frozen=True)
-class Option:
-    flag: str
-    type: object
-    help: str
-    default: object = None
-    choices: tuple | None = None
-    required: bool = False
-
-
-def vertex_id(text: str):
-    """An original vertex id from the command line: an integer where it reads as one, else the
-    string (stores with string ids)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
-
-
-_SOURCE = Option("--source", vertex_id, "source vertex (an original vertex id: a number, or a string in a store "
-                 "with string ids)", required=True)
-_EXECUTION = Option("--execution", str, "iterate loaded chunks to local convergence (async), never (sync) "
-                    "or once a streamed traversal needs many passes (auto)", "auto", ("auto", "sync", "async"))
-_TOL = Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6)
-_WEIGHT = Option("--weight", str, "use the arc weights (as networkx's weight=; any name: a store keeps one "
-                 "weight per arc), e.g. --weight weight")
-
-
-def _max_iter(default: int) -> Option:
-    return Option("--max-iter", int, "iteration limit (the result says whether it converged)", default)
-
-
-# The options each algorithm takes on the command line (its keyword arguments, same names);
-# type bool gives a --x/--no-x pair.
-ALGORITHM_OPTIONS = {
-    "pagerank": [Option("--alpha", float, "damping factor, in (0, 1]", 0.85),
-                 Option("--tol", float, "stop when the L1 change of an iteration falls below this", 1e-6),
-                 Option("--max-iter", int, "iteration limit (graphalytics mode: the exact count)", 100),
-                 Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx",
-                        ("networkx", "graphalytics")), _WEIGHT],
-    "bfs": [_SOURCE, _EXECUTION],
-    "sssp": [_SOURCE, _EXECUTION],
-    "wcc": [],
-    "hits": [_max_iter(100), Option("--tol", float, "stop when the L1 change of the hubs falls below this", 1e-8),
-             Option("--normalized", bool, "scale hubs and authorities to sum 1", True)],
-    "katz_centrality": [Option("--alpha", float, "attenuation (below 1 / the largest eigenvalue converges)", 0.1),
-                        Option("--beta", float, "the value every vertex adds each iteration", 1.0),
-                        _max_iter(1000), _TOL, Option("--normalized", bool, "scale to unit Euclidean norm", True),
-                        _WEIGHT],
-    "eigenvector_centrality": [_max_iter(100), _TOL, _WEIGHT],
-    "cdlp": [Option("--max-iter", int, "the exact number of label propagation iterations", 10)],
-    "core_number": [],
-    "scc": [],
-    "betweenness_centrality": [
-        Option("--k", int, "sample this many sources (default: every vertex, exact)"),
-        Option("--seed", int, "seed of the source sample, as networkx's"),
-        Option("--normalized", bool, "divide by the number of vertex pairs, as networkx", True),
-        Option("--endpoints", bool, "count the path ends too", False), _WEIGHT],
-    "triangle_count": [],
-    "lcc": [],
-    "louvain": [Option("--resolution", float, "above 1 favours smaller communities, below 1 larger ones", 1.0),
-                Option("--threshold", float, "a level must raise the modularity by more than this", 1e-7),
-                Option("--max-level", int, "at most this many levels (default: until a level gains nothing)"),
-                Option("--seed", int, "shuffle the vertex order, which decides ties (default: a fixed order)"),
-                Option("--weight", bool, "use the store's edge weights (--no-weight: every edge counts 1)", True)],
-}
 
 
 def _verbosity(p, top: bool):
@@ -174,19 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run an algorithm on a store")
     algos = p.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
-    for name, options in ALGORITHM_OPTIONS.items():
-        from ooc_graph.algorithms import ALGORITHMS
-        a = algos.add_parser(name, help=_summary(ALGORITHMS[name]))
+    for name, algo in registry.algorithms().items():
+        a = algos.add_parser(name, help=algo.summary)
         a.add_argument("store", help="the graph store (.h5)")
-        for o in options:
+        for o in algo.options:
             if o.type is bool:
                 a.add_argument(o.flag, action=argparse.BooleanOptionalAction, default=o.default,
                                help=f"{o.help} (default: {o.flag if o.default else '--no-' + o.flag[2:]})")
                 continue
             a.add_argument(o.flag, type=o.type, default=o.default, choices=o.choices, required=o.required,
                            help=o.help + ("" if o.default is None else " (default: %(default)s)"))
-        takes = inspect.signature(ALGORITHMS[name]).parameters
-        run_options(a, distributed="gpus" in takes)
+        takes = algo.parameters
+        run_options(a, distributed=algo.distributes)
         a.add_argument("--result-name", help="name under results/ in the store (default: the algorithm's)")
         a.add_argument("--no-store", action="store_true", help="do not keep the result in the store")
         if "profile" in takes:
@@ -213,12 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _summary(fn) -> str:
-    doc = (getattr(fn, "__doc__", "") or "").strip()
-    return doc.split("\n")[0].rstrip(".").replace("``", "") if doc else ""
-
-
 def algorithm_kwargs(a) -> dict:
     """The algorithm's own keyword arguments from parsed options (flag names are keyword names)."""
-    return {o.flag[2:].replace("-", "_"): getattr(a, o.flag[2:].replace("-", "_"))
-            for o in ALGORITHM_OPTIONS[a.algorithm]}
+    return {o.keyword: getattr(a, o.keyword) for o in registry.get(a.algorithm).options}

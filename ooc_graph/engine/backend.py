@@ -10,9 +10,9 @@ import numpy as np
 
 from ooc_graph.errors import DeviceError, choice
 from ooc_graph.kernels import cpu
+from ooc_graph.registry import DEVICES
 
 log = logging.getLogger("ooc_graph.engine")
-DEVICES = ("cpu", "gpu", "auto")
 INT32_MAX = np.iinfo(np.int32).max
 
 

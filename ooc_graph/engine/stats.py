@@ -2,37 +2,62 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .trace import PassTrace, summarize
 
 
+# How :meth:`Stats.combine` merges a counter over the ranks of a job: work each rank does on its own
+# share is added up ("sum"), time is the slowest rank's ("max"), and decisions the ranks take
+# together (every rank runs the same levels) are any rank's ("same": the largest, should they differ).
+_SUM, _MAX, _SAME = {"combine": "sum"}, {"combine": "max"}, {"combine": "same"}
+
+
 @dataclass
 class Stats:
-    passes: int = 0
-    advances: int = 0
-    bottom_up: int = 0  # bottom-up levels over the in-CSR (direction-optimised traversals)
-    tree_levels: int = 0  # levels that built the shortest-path tree on the way (BFS, SSSP, constant increments)
-    traversals: int = 0  # whole traversals over a CSR in memory, in one compiled call (CPU)
-    near_far_bounds: int = 0  # near-far traversals (arc weights): times the near pile's bound was raised
-    local_iterations: int = 0  # relaxations of a loaded chunk beyond the first (async mode)
-    back_arcs: int = 0  # arcs of the CEL augmentation relaxed (async mode, augmented stores)
-    chunks_processed: int = 0
-    chunks_skipped: int = 0
-    arcs_processed: int = 0
-    bytes_read: int = 0
-    bytes_to_device: int = 0
-    bytes_exchanged: int = 0  # state sent to other workers (distributed runs)
-    seconds_reading: float = 0.0
-    seconds_computing: float = 0.0
-    seconds_exchanging: float = 0.0
+    passes: int = field(default=0, metadata=_SUM)
+    advances: int = field(default=0, metadata=_SUM)
+    bottom_up: int = field(default=0, metadata=_SAME)  # bottom-up levels over the in-CSR (direction-optimised)
+    tree_levels: int = field(default=0, metadata=_SAME)  # levels that built the shortest-path tree on the way
+    traversals: int = field(default=0, metadata=_SAME)  # whole traversals over a CSR in memory, one compiled call
+    near_far_bounds: int = field(default=0, metadata=_SAME)  # near-far (arc weights): raises of the near bound
+    local_iterations: int = field(default=0, metadata=_SUM)  # relaxations of a loaded chunk past the first (async)
+    back_arcs: int = field(default=0, metadata=_SUM)  # arcs of the CEL augmentation relaxed (async, augmented)
+    chunks_processed: int = field(default=0, metadata=_SUM)
+    chunks_skipped: int = field(default=0, metadata=_SUM)
+    arcs_processed: int = field(default=0, metadata=_SUM)
+    bytes_read: int = field(default=0, metadata=_SUM)
+    bytes_to_device: int = field(default=0, metadata=_SUM)
+    bytes_exchanged: int = field(default=0, metadata=_SUM)  # state sent to other workers (distributed runs)
+    seconds_reading: float = field(default=0.0, metadata=_MAX)
+    seconds_computing: float = field(default=0.0, metadata=_MAX)
+    seconds_exchanging: float = field(default=0.0, metadata=_MAX)
     per_pass: list = field(default_factory=list)     # one record per pass, advance or traversal
+    strategies: list = field(default_factory=list)   # what each iteration did, where it was recorded
     convergence: list = field(default_factory=list)  # (iteration, measure) the algorithm reports
     # Profiling only: {"pass": index into per_pass, "spans": [[lane, chunk, start, stop], ...]}.
     timeline: list = field(default_factory=list)
 
+    @staticmethod
+    def combine(ranks: list[dict]) -> dict:
+        """The counters of a job from each rank's (:meth:`as_dict`, plus the result's own keys such
+        as ``chunks``): added up, the slowest, or the common value, as each counter says; keys the
+        ranks report that are no counter here are the first rank's."""
+        out = dict(ranks[0]) if ranks else {}
+        for f in fields(Stats):
+            how = f.metadata.get("combine")
+            values = [r.get(f.name, f.default) for r in ranks]
+            if how == "sum":
+                out[f.name] = sum(values)
+            elif how in ("max", "same"):
+                out[f.name] = max(values)
+        if ranks and "chunks" in ranks[0]:
+            out["chunks"] = sum(r.get("chunks", 0) for r in ranks)
+        return out
+
     def as_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("per_pass", "convergence", "timeline")}
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("per_pass", "strategies", "convergence", "timeline")}
 
     def record(self, kind, seconds, before: dict, arcs=None, trace: PassTrace | None = None,
                clock: str = "host"):

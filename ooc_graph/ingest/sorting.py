@@ -18,9 +18,9 @@ import numpy as np
 
 from ooc_graph import config
 from ooc_graph.errors import DeviceError, choice
+from ooc_graph.registry import DEVICES
 from ooc_graph.partitioning.cel import sort_arcs
 
-DEVICES = ("auto", "cpu", "gpu")
 # Device bytes per arc while a bucket is sorted: ids uploaded (8), the key and Thrust's buffer
 # (16), the order and the weights moved by it (8 + 16), the decoded ids (8), the repeats mask.
 GPU_BYTES_PER_ARC = 64

@@ -19,8 +19,10 @@ import time
 import uuid
 from pathlib import Path
 
-from ooc_graph import config
+from ooc_graph import config, registry
+from ooc_graph.engine.stats import Stats
 from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
+from ooc_graph.store import as_graph
 
 from . import cluster as _cluster
 from . import launch as _launch
@@ -34,25 +36,13 @@ POLL_SECONDS = 0.5
 # How long result() waits for rank 0's direct reply once its task said it was sent.
 REPLY_SECONDS = 30.0
 _COUNTER = itertools.count(1)
-_SUM = ("passes", "advances", "local_iterations", "back_arcs", "chunks_processed", "chunks_skipped",
-        "arcs_processed", "bytes_read", "bytes_to_device", "bytes_exchanged", "chunks")
-_MAX = ("seconds_reading", "seconds_computing", "seconds_exchanging")
-
-
-def _algorithm(name: str):
-    from ooc_graph.algorithms import ALGORITHMS
-    if name not in ALGORITHMS:
-        raise ParameterError(f"unknown algorithm {name!r} (valid: {', '.join(sorted(ALGORITHMS))})")
-    return ALGORITHMS[name]
-
-
 def _bind(name: str, kwargs: dict) -> dict:
     """Check ``kwargs`` against the algorithm's own keywords before anything is queued."""
-    fn = _algorithm(name)
-    if not hasattr(fn, "__wrapped__"):  # not @distributable
+    found = registry.get(name)
+    if not found.distributes:
         raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it without "
                              "gpus=/client=/workers=")
-    params = inspect.signature(getattr(fn, "__wrapped__", fn)).parameters
+    params = found.parameters
     unknown = sorted(set(kwargs) - set(params) - {"G"})
     if unknown:
         valid = [p for p in params if p not in ("G", "device", "store")]
@@ -369,11 +359,7 @@ def _combine(parts: list, seconds: float, graph, spec):
             used.append(array.path)
     _segments.pool().settle(spec.segments, spec.job_id, used, made=parts[0]["summary"].get("segments"))
     ranks = [p["summary"] for p in parts]
-    stats = dict(result.stats)
-    for key in _SUM:
-        stats[key] = sum(r["stats"].get(key, 0) for r in ranks)
-    for key in _MAX:
-        stats[key] = max(r["stats"].get(key, 0.0) for r in ranks)
+    stats = dict(result.stats) | Stats.combine([r["stats"] for r in ranks])
     stats["ranks"] = ranks
     stats["workers"] = len(ranks)
     result.stats = stats
@@ -405,7 +391,6 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
         client, device, picked = _cluster.local_cpu_client(workers), "cpu", None
     else:
         picked = None
-    from ooc_graph.algorithms._common import as_graph
     graph = as_graph(G)
     t0 = time.perf_counter()
     job = submit(client, algorithm, graph, workers=picked, device=device, **kwargs)

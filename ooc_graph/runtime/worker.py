@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ooc_graph import config
+from ooc_graph import config, registry
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
 
@@ -169,8 +169,6 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
 
 
 def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
-    from ooc_graph.algorithms import ALGORITHMS
-
     t0, started = time.perf_counter(), time.time()
     size = len(addresses)
     m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
@@ -205,7 +203,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                               host_empty=empty)
         kwargs = dict(spec.kwargs, device=spec.device)
         with placed(placement):
-            result = ALGORITHMS[spec.algorithm](graph, **kwargs)
+            result = registry.get(spec.algorithm).function(graph, **kwargs)
         timing["algorithm"] = time.perf_counter() - t0
         if spec.store:  # once no worker holds the file, rank 0 writes the result into it
             comm.barrier()

@@ -52,6 +52,15 @@ def open_graph(path, *, lock_timeout=None) -> "Graph":
     return Graph(path, lock_timeout=lock_timeout)
 
 
+def as_graph(G) -> "Graph":
+    """An open :class:`Graph`, or the store at a path opened."""
+    if isinstance(G, Graph):
+        return G
+    if isinstance(G, (str, bytes)) or hasattr(G, "__fspath__"):
+        return open_graph(G)
+    raise ParameterError(f"expected an ooc_graph.Graph or a path to a store (got {type(G).__name__})")
+
+
 def encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
     """String ids as stored: their UTF-8 bytes one after another (uint8) and n + 1 offsets."""
     encoded = [str(v).encode("utf-8") for v in labels]
