@@ -267,10 +267,11 @@ def whole_traversals() -> bool:
     return compiled() is not None
 
 
-def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None):
+def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None, delta=None):
     """``relax_min`` to the fixed point over a whole out-CSR held in memory, in one compiled
     call: a FIFO queue where ``plus`` is a constant and the frontier's values are equal (BFS),
-    else Dijkstra with an indexed heap. Increments must be non-negative (the caller knows).
+    else Dijkstra with an indexed heap (``delta``, the GPU's bucket width, is not needed).
+    Increments must be non-negative (the caller knows).
     With ``parent`` (n int64, ``n`` everywhere but the single frontier vertex, which holds
     itself) the strict part of the shortest-path tree is built on the way; finish it with
     :func:`tree_parents`. Returns ``(iterations a level-synchronous loop would take, arcs

@@ -19,10 +19,11 @@ from ooc_graph import config
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
-from .gpu_transfer import page_locked, to_host_behind, to_host_later  # noqa: F401
+from .gpu_transfer import is_mapped, mapped, page_locked, to_host_behind, to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
 from .gpu_traversal import LEVEL_PARENTS, advance_levels, advance_min, bottom_up, csr_parents, flatnonzero  # noqa: F401
 from .gpu_wedges import wedge_count  # noqa: F401
+from .gpu_whole import bfs_tree, scratch_bytes, traverse_min, tree_parents, whole_traversals  # noqa: F401
 
 
 @dataclass

@@ -16,7 +16,7 @@ _LOCAL = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned sh
           np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "csr_parent",
-              "csr_parent_heavy")
+              "csr_parent_heavy", "csr_parent_warp")
 _PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "flag_count", "flag_ids",
           "wedge_count", "brandes_forward", "brandes_backward", "cell_starts")
 

@@ -251,6 +251,30 @@ def free_unused_memory() -> None:
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
 
+def mapped(array: np.ndarray) -> "cp.ndarray":
+    """``array`` copied into page-locked host memory and seen from the device (zero-copy: kernels
+    read it across the bus as they go, nothing is copied ahead). With unified addressing,
+    memory from ``cudaHostAlloc`` (CuPy's pinned pool) has the same address on the device. The
+    copy in runs on the staging threads."""
+    array = np.ascontiguousarray(array)
+    host = cupyx.empty_pinned(array.shape, dtype=array.dtype)
+    src, dst = array.reshape(-1).view(np.uint8), host.reshape(-1).view(np.uint8)
+    _, pool = _staging()
+    step = max(_STAGE_BYTES, -(-src.size // _STAGE_THREADS))
+    for f in [pool.submit(np.copyto, dst[a:a + step], src[a:a + step]) for a in range(0, src.size, step)]:
+        f.result()
+    memory = cp.cuda.UnownedMemory(host.ctypes.data, max(host.nbytes, 1), host, cp.cuda.runtime.getDevice())
+    return cp.ndarray(host.shape, host.dtype, cp.cuda.MemoryPointer(memory, 0))
+
+
+def is_mapped(array) -> bool:
+    """Whether a device array lives in page-locked host memory (:func:`mapped`)."""
+    try:
+        return cp.cuda.runtime.pointerGetAttributes(array.data.ptr).type == _MEMORY_TYPE_HOST
+    except cp.cuda.runtime.CUDARuntimeError:
+        return False
+
+
 def page_locked(out) -> bool:
     """Whether ``out`` is C-contiguous page-locked host memory (a copy into it runs
     asynchronously, at bus speed)."""

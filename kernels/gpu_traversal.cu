@@ -191,6 +191,40 @@ __global__ void ooc_graph_csr_parent(const long long* __restrict__ indptr, const
     if (stop < end) heavy[atomicAdd(heavy_count, 1ULL)] = v;
 }
 
+// ooc_graph_csr_parent for rows read from host memory (zero-copy): a warp a vertex, reading its row
+// 32 arcs at a time in whole 128-byte lines (a thread reading its own row would make a transfer
+// across the bus of every 4 bytes), and stopping at the first tight arc: the smallest source, as
+// rows ascend by source.
+template <typename W>
+__global__ void ooc_graph_csr_parent_warp(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                          const W* __restrict__ w, const int use_w, const double plus,
+                                          const double* __restrict__ dist, long long* __restrict__ parent,
+                                          const long long lo, const long long hi, const long long unset) {
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    for (long long v = lo + (((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5); v < hi; v += warps) {
+        const double dv = dist[v];
+        if (dv == OOC_INF || parent[v] != unset) continue;  // (alike in every lane of the warp)
+        const long long start = indptr[v], end = indptr[v + 1];
+        for (long long j0 = start & ~31LL; j0 < end; j0 += 32) {
+            const long long j = j0 + lane;
+            int u = -1;
+            bool tight = false;
+            if (j >= start && j < end) {
+                u = indices[j];
+                const double du = dist[u];
+                tight = u != v && du < dv && du + (use_w ? (double)w[j] : plus) == dv;
+            }
+            const unsigned int hits = __ballot_sync(0xffffffffu, tight);
+            if (hits) {
+                const int first = __ffs(hits) - 1;
+                if (lane == first) parent[v] = u;
+                break;
+            }
+        }
+    }
+}
+
 // The rest of the heavy rows (each past its first `first` arcs): thread i takes the i-th of those
 // arcs, found by a binary search of offsets (exclusive prefix sums, the total last), and keeps
 // the smallest tight source with atomicMin, skipping arcs from larger sources than one already

@@ -11,6 +11,7 @@ import numpy as np
 from ooc_graph import config
 
 from .gpu_module import _THREADS, _dummy64, _kernel, _launch, _plus, _weights
+from .gpu_transfer import is_mapped
 
 # advance_min, advance_levels and bottom_up take ``parent`` and build the shortest-path tree on
 # the way (see the engine's ``propagate_min``).
@@ -84,6 +85,11 @@ def csr_parents(indptr, indices, weights, dist, plus, parent, lo: int, hi: int) 
     if hi <= lo:
         return
     w, use_w, wt = _weights(weights, plus)
+    if is_mapped(indices):  # rows in host memory: a warp a row, whole lines at a time
+        _kernel(f"ooc_graph_csr_parent_warp<{wt}>")(
+            (_BALANCED_BLOCKS,), (_THREADS,), (indptr, indices, w, use_w, _plus(plus), dist, parent, np.int64(lo),
+                                               np.int64(hi), np.int64(parent.size)))
+        return
     first = np.int64(config.get().gpu.parent_first_arcs)
     # a heavy row holds more than `first` arcs: at most arcs / first of them in [lo, hi)
     ends = indptr[lo:hi + 1:hi - lo].get()  # indptr[lo], indptr[hi]

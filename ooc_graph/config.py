@@ -110,6 +110,9 @@ class Traversal(_Section):
     # 128 (13), 139 ms without buckets; the 300x300 grid 59 / 40 ms (15 ms without).
     near_far: bool = True
     near_far_width: float = 128
+    # The same rule's width for a whole traversal on one GPU (kernels/gpu_whole.cu), whose iterations
+    # cost a grid barrier, not a look from the host: narrower buckets, fewer vertices expanded again.
+    whole_near_far_width: float = 2
     # A distributed level-synchronous traversal runs advances of at most this many arcs on every
     # rank over the whole frontier (no level merge; the tree on the way), larger ones split.
     replicated_max_arcs: int = 1 << 24
@@ -216,16 +219,36 @@ class GPU(_Section):
     balanced: bool = True
     # csr_parents: arcs of a row one thread looks at before the row goes to the arc-balanced kernel.
     parent_first_arcs: int = 32
+    # Whole traversals (kernels/gpu_whole.cu): a frontier vertex with more arcs than this has them
+    # spread over the whole grid instead of one warp (a hub's hundred thousand arcs took one warp
+    # 3.8 ms of a 7 ms BFS of R-MAT-22 on an H100 in the level loop's first advance).
+    heavy_arcs: int = 2048
+    # ... and one with at most this many arcs is taken by a single thread (a warp would leave most
+    # of its lanes idle on R-MAT's many small rows); rows read from host memory always take a warp.
+    thread_arcs: int = 16
+    # Whole BFS, bottom-up levels: lanes that look through one unreached vertex's in-row together
+    # (1: a thread a vertex, the most vertices in flight; rows read from host memory take 32: whole
+    # 128-byte lines). A power of two up to 32.
+    bottom_up_group: int = 1
     # Frontier queues for advance_levels: vertices a level may hand on without the host, and how
     # many levels run between two looks from the host.
     queue_capacity: int = 1 << 16
     levels_per_sync: int = 64
+    # A CSR too large for the device budget is read by the traversal kernels in place, from
+    # page-locked host memory (zero-copy, EMOGI), its offsets on the device; False: chunks stream.
+    zero_copy: bool = True
     # Results of a one-process GPU run up to this share of physical memory live in page-locked
     # memory from CuPy's pinned pool (copied into at bus speed; fresh pageable memory is bound by
     # its page faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host); larger ones pageable.
     pinned_results_share: float = 1 / 16
 
-    _AT_LEAST_ONE = ("segment_bits", "queue_capacity", "levels_per_sync")
+    _AT_LEAST_ONE = ("segment_bits", "queue_capacity", "levels_per_sync", "heavy_arcs", "bottom_up_group")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.bottom_up_group not in (1, 2, 4, 8, 16, 32):
+            raise ParameterError(f"config gpu.bottom_up_group must be a power of two up to 32 "
+                                 f"(got {self.bottom_up_group!r})")
 
 
 @dataclass(frozen=True)

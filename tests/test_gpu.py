@@ -1,5 +1,10 @@
 """GPU backend: parity with the CPU backend (integer results bit-identical), budgets that force
-streaming and eviction, the LDBC set. Skipped where CuPy finds no device."""
+streaming and eviction, the LDBC set. Skipped where CuPy finds no device.
+
+These tests are of the engine's level loop as a GPU runs it (streamed, or on several GPUs): BFS and
+SSSP in GPU memory (or read in place from host memory) take a whole traversal by default, tested in
+``test_gpu_whole.py``; here the loop and chunk streaming are forced (``traversal.whole_traversal``
+and ``gpu.zero_copy`` off) unless a test says otherwise."""
 
 import numpy as np
 import pytest
@@ -11,6 +16,11 @@ from ooc_graph.errors import DeviceError
 from conftest import hub_edges, random_edges
 
 pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _level_loop(configure):
+    configure({"traversal.whole_traversal": False, "gpu.zero_copy": False})
 
 
 def _pair(G, algo, **kw):
@@ -27,9 +37,11 @@ def _same(first, second, algo):
             np.testing.assert_array_equal(b, a)  # depths, parents, labels, distances: bit-identical
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["level-loop", "whole"])
 @pytest.mark.parametrize("seed", range(24))
-def test_parity_random_graphs(tmp_path, monkeypatch, configure, seed):
-    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][seed % 3]})
+def test_parity_random_graphs(tmp_path, monkeypatch, configure, seed, whole):
+    configure({"traversal.advance_fraction": [0.0, config.Config().traversal.advance_fraction, np.inf][seed % 3],
+               "traversal.whole_traversal": whole})
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 300))
     src, dst, w = random_edges(rng, n=n, m=int(rng.integers(0, 6 * n)), weighted=seed % 2 == 0)

@@ -47,6 +47,16 @@ class ResidentCache:
         self.used += nbytes
         return True
 
+    def make_room(self, nbytes: int) -> bool:
+        """:meth:`reserve` ``nbytes``, dropping cached items (the last admitted first) until they fit;
+        False where the budget itself is too small (then nothing is dropped)."""
+        if nbytes > self.budget - (self.used - sum(item.nbytes for item in self._items.values())):
+            return False
+        while self.used + nbytes > self.budget and self._items:
+            key = next(reversed(self._items))
+            self.used -= self._items.pop(key).nbytes
+        return self.reserve(nbytes)
+
     def __len__(self):
         return len(self._items)
 

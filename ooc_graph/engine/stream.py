@@ -83,6 +83,7 @@ class ChunkStream:
         arcs = stop - start
         state_bytes = state_arrays * 8 * n + n  # float64 arrays and the change flags
         self._csr_budget = self.memory // 4
+        self._offset_room = 0  # device bytes set aside for the offsets of CSRs read in place
         free_device = self.backend.free_memory()
         # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store):
         # the chunks in flight and one cached chunk must fit what is left; the rest caches chunks.
@@ -126,13 +127,22 @@ class ChunkStream:
             # the CSR is larger than that room, it could never be held: the chunks get the room.
             room = min(self.device_memory // 4, max(spare - largest * (cached_arc + flight_arc), 0))
             self._csr_budget = room if self._csr_nbytes() <= room else 0
-            free = spare - self._csr_budget
+            # A CSR read in place from host memory (zero-copy) keeps its offsets on the device: their
+            # room is set aside here where the CSR cannot be held, if the chunks can spare it.
+            offsets = 8 * (n + 1) * (2 if graph.directed else 1)
+            if not self._csr_budget and self._zero_copy() and \
+                    spare - offsets >= smallest * (cached_arc + flight_arc):
+                self._offset_room = offsets
+            free = spare - self._csr_budget - self._offset_room
         chunk = max(smallest, min(largest, free // (cached_arc + flight_arc)))
         if chunk > grid:  # whole store chunks
             chunk -= chunk % grid
         self.chunk_arcs = chunk
         self.bounds = _cut(start, stop, chunk, grid)
         self.cache = ResidentCache(free - chunk * flight_arc)
+        # What the chunks in flight take during a pass: idle during a whole traversal (no pass
+        # runs then), which may use it for its scratch (Traversals._scratch).
+        self.flight_bytes = chunk * flight_arc
         # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
         # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
         # Where the device cache holds every chunk, a raw copy would only cost pinned allocations
@@ -153,6 +163,7 @@ class ChunkStream:
         # First and last sub-graph (destination interval) of each chunk.
         self._chunk_dst = [(int(self._block_dst[f]), int(self._block_dst[e - 1])) for f, e in zip(first, last)]
         self._csr = {}
+        self._mapped_bytes = 0  # host bytes of the CSR sides read in place (zero-copy)
         self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
         self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
         self._own_cut = None  # (that batch, its arcs from this rank's sources and the others)
@@ -396,11 +407,13 @@ class ChunkStream:
         return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
 
     def csr(self, side: str):
-        """The ``side`` CSR on the backend's device, or ``None`` when it does not fit the budget."""
+        """The ``side`` CSR on the backend's device, or in page-locked host memory that the device
+        reads in place where it does not fit the device budget (:meth:`_mapped_csr`); ``None``
+        where neither is possible."""
         if side not in self._csr:
             g, nbytes = self.graph, self._csr_nbytes()
             if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
-                self._csr[side] = None
+                self._csr[side] = self._mapped_csr(side)
             else:
                 indptr, indices, w = g.csr(side)
                 self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
@@ -411,6 +424,36 @@ class ChunkStream:
                 self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
                                    nbytes)
         return self._csr[side]
+
+
+    def _mapped_csr(self, side: str):
+        """The ``side`` CSR for zero-copy reads (config ``gpu.zero_copy``; EMOGI): ids and weights
+        (as stored) in page-locked host memory, counted against half of ``memory`` and taken from
+        the host chunk cache; the offsets on the device, their room taken from the device chunk
+        cache (chunks cached there are dropped for it). ``(indptr, indices, weights, 0)``, or None
+        where the backend cannot read host memory or the budgets do not allow it."""
+        g = self.graph
+        offsets = 8 * (g.num_vertices + 1)
+        held = sum(1 for c in self._csr.values() if c is not None and not c[3])
+        if not self._offset_room or (held + 1) * offsets > self._offset_room:
+            return None
+        wbytes = np.dtype(g.attrs["weight_dtype"]).itemsize if g.weighted else 0
+        host = g.num_arcs * (g.id_dtype.itemsize + wbytes)
+        if host + self._mapped_bytes > self.memory // 2:
+            return None
+        if self.host_cache is not None and not self.host_cache.make_room(host):
+            return None
+        indptr, indices, w = g.csr(side)
+        self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
+        self._mapped_bytes += host
+        log.info("%s: the %s-CSR (%s) is read in place from page-locked host memory", g.path, side, human(host))
+        mapped = self.backend.kernels.mapped
+        return self.backend.to_device(indptr), mapped(indices), None if w is None else mapped(w), 0
+
+    def _zero_copy(self) -> bool:
+        """Whether CSRs too large for the device may be read in place from host memory."""
+        return (hasattr(self.backend.kernels, "mapped") and config.get().gpu.zero_copy
+                and self.graph.num_vertices < 2**31 and self.graph.num_arcs > 0)
 
 
 def _cut(start: int, stop: int, chunk: int, grid: int) -> list:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -319,13 +320,32 @@ class Traversals:
             return None
         indptr, indices, w, _ = csr
         before, t = self.stats.as_dict(), time.perf_counter()
-        done = self.backend.kernels.traverse_min(indptr, indices, w, np.asarray(frontier, np.int64), state, plus,
-                                                 parent)
+        cfg = config.get().traversal
+        delta = near_far_delta(self.graph, cfg.whole_near_far_width) if plus is None and cfg.near_far else None
+        with self._scratch(bfs=False) as room:
+            done = self.backend.kernels.traverse_min(indptr, indices, w, np.asarray(frontier, np.int64), state,
+                                                     plus, parent, delta=delta) if room else None
         if done is None:
             return None
-        iterations, arcs = (int(v) for v in done)
-        self._count_traversal(iterations, arcs, before, t)
-        return iterations
+        iterations, arcs, *logged = done  # (a GPU's kernel logs its iterations)
+        self._count_traversal(int(iterations), int(arcs), before, t, logged[0] if logged else None)
+        return int(iterations)
+
+    @contextmanager
+    def _scratch(self, *, bfs: bool):
+        """Room in the device budget for a whole traversal's scratch (the backend's
+        ``scratch_bytes``): the room of the chunks in flight (no pass runs meanwhile), and what
+        that lacks from the chunk cache (cached chunks are dropped for it where they must be);
+        yields whether there is room (none needed on the CPU)."""
+        size = getattr(self.backend.kernels, "scratch_bytes", None)
+        need = 0 if size is None else max(0, size(self.graph.num_vertices, self.graph.num_arcs, bfs)
+                                          - self.flight_bytes)
+        room = self.cache.make_room(need) if need else True
+        try:
+            yield room
+        finally:
+            if need and room:
+                self.cache.used -= need
 
     def brandes(self, sources, bc, *, weighted: bool, endpoints: bool) -> bool:
         """Brandes's sums from each of ``sources`` added into ``bc`` (networkx's accumulation,
@@ -359,12 +379,17 @@ class Traversals:
                 self.report(start + i + 1, level)
         return True
 
-    def _count_traversal(self, iterations: int, arcs: int, before: dict, t: float) -> None:
-        """Record a whole traversal (one compiled call) that started at ``t``."""
+    def _count_traversal(self, iterations: int, arcs: int, before: dict, t: float, logged=None) -> None:
+        """Record a whole traversal (one compiled call) that started at ``t``; ``logged``: its
+        iterations as the kernel logged them (dicts with ``strategy``, ``frontier``, ``seconds``),
+        kept in the pass record and their strategies in the run's."""
         seconds = time.perf_counter() - t
         self.stats.traversals += 1
         self.stats.arcs_processed += arcs
         self.stats.record("traversal", seconds, before, arcs=arcs, clock=self.clock)
+        if logged is not None:
+            self.stats.per_pass[-1]["iterations"] = logged
+            self.stats.strategies.extend(entry["strategy"] for entry in logged)
         self.stats.seconds_computing += seconds
         self.report(iterations, 0)
         log.info("whole traversal over the CSR: %d levels' worth, %d arcs, %.3f s", iterations, arcs, seconds)

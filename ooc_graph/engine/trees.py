@@ -39,11 +39,14 @@ class Trees:
             tree = self._bfs_tree(state, plus, source)
             if tree is not None:
                 return tree
-            parent = _unset_tree(np, n, source)
+            parent = _unset_tree(self.backend.xp, n, source)
             t = time.perf_counter()
             iterations = self._traverse(state, plus, [source], parent)
             if iterations is not None:
-                parent = k.tree_parents(csr[0], csr[1], csr[2], state, plus, source, parent)
+                tree = k.tree_parents(csr[0], csr[1], csr[2], state, plus, source, parent)
+                # a backend whose traversal builds no tree (the GPU's) finds it from the in-CSR
+                parent = tree if tree is not None else self.tight_parents(state, plus=plus, root=source,
+                                                                          parent=parent)
                 self.stats.seconds_computing += time.perf_counter() - t - self.stats.per_pass[-1]["seconds"]
                 return iterations, parent
         # the tree built on the way, where the levels allow
@@ -69,11 +72,12 @@ class Trees:
             csr = self.csr("in") if self.graph.directed else (indptr, indices)
             return None if csr is None else csr[:2]
         before, t = self.stats.as_dict(), time.perf_counter()
-        done = k.bfs_tree(indptr, indices, source, state, in_csr)
+        with self._scratch(bfs=True) as room:
+            done = k.bfs_tree(indptr, indices, source, state, in_csr) if room else None
         if done is None:
             return None
-        iterations, arcs, parent = done
-        self._count_traversal(int(iterations), int(arcs), before, t)
+        iterations, arcs, parent, *logged = done  # (a GPU's kernel logs its levels)
+        self._count_traversal(int(iterations), int(arcs), before, t, logged[0] if logged else None)
         return iterations, parent
 
     def _parents_csr(self, plus):
