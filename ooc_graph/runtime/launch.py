@@ -9,22 +9,25 @@ thread of its own; the task, when it comes, only waits for that rank and returns
 first runs its rank itself, and a start that comes later is ignored: a rank runs once either way,
 and dask stays in charge of results and failures (a dead worker's task is lost as before).
 
-The start is a pickled ``(spec, addresses)``, and the hub takes it only with the token that the
-worker gave the client through dask (:func:`hub_token`): nothing else on the network can make a
-worker unpickle or run anything. A worker runs at most :data:`PUSHED` started ranks at once; the
+The start is plain data (:mod:`.wire`: the spec's fields and the hubs' addresses, msgpack; never
+a pickle), and the hub takes it only with the token that the worker gave the client through dask
+(:func:`hub_token`): nothing else on the network can start a rank. A spec that is not plain data
+(an algorithm keyword of another type) is not started directly: its ranks wait for their tasks.
+A worker runs at most :data:`PUSHED` started ranks at once; the
 others wait for their tasks, as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import pickle
 import secrets
 import socket
 import threading
 import time
 
 from . import mesh as _mesh
+from . import wire
 
 log = logging.getLogger("ooc_graph.runtime")
 # Started ranks a worker runs at once (more wait for their tasks).
@@ -123,10 +126,12 @@ def hub_token(hub) -> str:
     return hub.start_token
 
 
-def push(job: str, addresses: list, tokens: list, payload: bytes) -> list:
-    """The client's side: send each rank's start (``payload`` = the pickled spec and addresses)
-    to its worker's hub at ``addresses[r]`` with ``tokens[r]``; returns the ranks it could not
-    reach (their tasks start them)."""
+def push(job: str, addresses: list, tokens: list, payload: bytes | None) -> list:
+    """The client's side: send each rank's start (``payload``, from :func:`encode`) to its
+    worker's hub at ``addresses[r]`` with ``tokens[r]``; returns the ranks it could not reach
+    (their tasks start them)."""
+    if payload is None:
+        return []
     missed = []
     for rank, (address, token) in enumerate(zip(addresses, tokens)):
         if token is None:
@@ -143,9 +148,21 @@ def push(job: str, addresses: list, tokens: list, payload: bytes) -> list:
     return missed
 
 
-def encode(spec, addresses: list) -> bytes:
-    return pickle.dumps((spec, list(addresses)), protocol=pickle.HIGHEST_PROTOCOL)
+def encode(spec, addresses: list) -> bytes | None:
+    """A start's payload: the spec's fields and the hubs' addresses as plain data; None when the
+    spec is not plain data (its ranks then wait for their tasks)."""
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    try:
+        payload = wire.dumps({"spec": fields, "addresses": [list(a) for a in addresses]})
+    except (TypeError, ValueError) as err:
+        log.debug("job %s: no direct start (%s)", spec.job_id, err)
+        return None
+    return payload
 
 
-def decode(payload: bytes):
-    return pickle.loads(payload)
+def decode(payload) -> tuple:
+    """``(spec fields, addresses)`` of a start's payload."""
+    got = wire.loads(payload)
+    if not isinstance(got, dict) or not isinstance(got.get("spec"), dict) or not isinstance(got.get("addresses"), list):
+        raise wire.ProtocolError("a start without a spec and addresses")
+    return got["spec"], [tuple(a) for a in got["addresses"]]

@@ -8,19 +8,20 @@ ranks' host (the case in which results already travel through shared memory), ra
 connects to the client's own :class:`~.mesh.Hub` on the loopback interface and sends every rank's
 part (its result, the others' summaries gathered over the mesh) before returning from its task;
 the client takes whichever comes first, this reply or dask's. The connection introduces itself
-with a random key that only the job's spec carries.
+with a random key that only the job's spec carries, and its payload is plain data (:mod:`.wire`,
+never a pickle): a reply that is not goes back through dask.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
 import secrets
 import socket
 import threading
 import time
 
 from . import mesh as _mesh
+from . import wire
 
 LOOPBACK = "127.0.0.1"
 # A listener whose job's tasks have all ended without a reply gives up after this many seconds.
@@ -33,8 +34,10 @@ def new_route() -> tuple:
 
 
 def send(address, key: str, parts: list) -> None:
-    """Rank 0: every rank's part of the result, to the client listening at ``address``."""
-    payload = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+    """Rank 0: every rank's part of the result, to the client listening at ``address``; raises
+    ``TypeError`` for parts that are not plain data, ``OSError`` for a client that cannot be
+    reached."""
+    payload = wire.dumps(parts)
     tag = key.encode()
     with socket.create_connection(tuple(address), timeout=10.0) as sock:
         sock.sendall(_mesh._HEADER.pack(len(tag)) + tag + _mesh._HEADER.pack(0)
@@ -71,8 +74,10 @@ class Listener:
         try:
             sock.settimeout(10.0)
             (length,) = _mesh._HEADER.unpack(_mesh._recv_exact(sock, _mesh._HEADER.size))
-            self.parts = pickle.loads(_mesh._recv_exact(sock, length))
-        except (OSError, EOFError, pickle.UnpicklingError):
+            parts = wire.loads(_mesh._recv_exact(sock, length))
+            if isinstance(parts, list) and parts and all(isinstance(p, dict) and "summary" in p for p in parts):
+                self.parts = parts
+        except (OSError, EOFError, ValueError):
             pass  # a broken reply: the client falls back on dask's
         finally:
             sock.close()

@@ -172,6 +172,15 @@ def _remove_orphans() -> None:
             pass
 
 
+def owned_path(path) -> str:
+    """``path`` if it names a segment (in :data:`SHARED_DIR`, named as segments are), else
+    ``ValueError``: a path that came over a connection is mapped only if it is one."""
+    p = Path(str(path))
+    if p.parent != SHARED_DIR or not p.name.startswith(PREFIX + "-") or p.name in (".", ".."):
+        raise ValueError(f"{str(path)!r} is not a result segment in {SHARED_DIR}")
+    return str(p)
+
+
 # -- the ranks ----------------------------------------------------------------------------------
 _MAPS: dict = {}  # path -> [mmap, inode, page-locked pointer or None]
 _MAPS_LOCK = threading.Lock()

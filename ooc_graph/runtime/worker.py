@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import socket
 import threading
 import time
@@ -30,6 +29,7 @@ from . import launch as _launch
 from . import mesh as _mesh
 from . import reply as _reply
 from . import segments as _segments
+from . import wire
 from .segments import SHARED_DIR
 from .partition import plan
 
@@ -94,9 +94,10 @@ def hub_address(dask_worker=None):
     return (*h.address, _launch.hub_token(h))
 
 
-def _started(hub, rank: int, payload: bytes) -> None:
+def _started(hub, rank: int, payload) -> None:
     """The client's direct start of a rank (on ``hub``'s thread): run it on a thread of its own."""
-    spec, addresses = _launch.decode(payload)
+    fields, addresses = _launch.decode(payload)
+    spec = JobSpec(**fields)
     _RANKS.pushed(spec.job_id, _run, spec, rank, addresses, hub, "direct")
 
 
@@ -221,11 +222,8 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
         if rank == 0:
             _progress(spec.job_id, state="finished")
-        if shared and spec.reply_to is not None:  # the client is on this host: hand it over directly
-            summaries = [pickle.loads(s) for s in m.allgather(pickle.dumps(summary))]
-            if rank == 0 and _reply_directly(spec, [{"summary": summary, "result": result}]
-                                             + [{"summary": s} for s in summaries[1:]]):
-                return {"summary": summary, "replied": True}
+        if shared and spec.reply_to is not None and _replied(spec, m, summary, result):
+            return {"summary": summary, "replied": True}
         if rank == 0:
             return {"summary": summary, "result": result}
         return {"summary": summary}
@@ -245,13 +243,23 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
             _checkin(spec.path, graph, state)
 
 
-def _reply_directly(spec: JobSpec, parts: list) -> bool:
-    """Rank 0 sends ``parts`` to the client (:mod:`.reply`); False if that failed (the result
-    then goes back through dask)."""
+def _replied(spec: JobSpec, m, summary: dict, result) -> bool:
+    """The client is on this host: rank 0 hands it every rank's summary and its result directly
+    (:mod:`.reply`; the summaries gathered over the mesh, as plain data). True on rank 0 once
+    sent; False elsewhere, or where that failed (the result then goes back through dask)."""
     try:
+        mine = wire.dumps(summary)
+    except (TypeError, ValueError) as err:
+        log.debug("job %s: rank %d's summary is not plain data (%s)", spec.job_id, m.rank, err)
+        mine = b""  # every rank still takes part in the gather; rank 0 then replies through dask
+    gathered = m.allgather(mine)
+    if m.rank != 0 or not all(gathered):
+        return False
+    try:
+        parts = [{"summary": summary, "result": result}] + [{"summary": wire.loads(s)} for s in gathered[1:]]
         _reply.send(spec.reply_to, spec.reply_key, parts)
         return True
-    except OSError as err:
+    except (OSError, TypeError, ValueError) as err:
         log.warning("job %s: could not hand the result to the client directly (%s); returning it via dask",
                     spec.job_id, err)
         return False
