@@ -3,12 +3,16 @@ several GPUs where there are (``multigpu``): every algorithm gives the single-pr
 2 and 3 workers, jobs report progress, cancel, and fail promptly when a worker dies."""
 
 import gc
+import itertools
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +23,7 @@ from ooc_graph.engine import stream, traversal
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
-from conftest import dask_client, edge_array, hub_edges, random_edges
+from conftest import closed_by_peer, dask_client, edge_array, hub_edges, random_edges, stray_connections
 from test_ldbc import CASES as LDBC_CASES
 from test_ldbc import read_expected
 
@@ -310,7 +314,7 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
     closed = socket.create_server(("127.0.0.1", 0))
     nowhere = closed.getsockname()[:2]
     closed.close()
-    monkeypatch.setattr(reply, "new_route", lambda: (nowhere, "no-one-listens"))
+    monkeypatch.setattr(reply, "new_route", lambda job_id, secret: nowhere)
     dist = ooc_graph.submit(client, "bfs", G, workers=3, source=s).result(timeout=120)
     same(ooc_graph.bfs(G, s, device="cpu"), dist, "bfs")
     assert dist.stats["handover"] == "dask"
@@ -460,6 +464,67 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
     assert "pagerank" not in G.results() and not any(r.startswith(".") for r in G.results())
     assert G.num_arcs == slow_graph.num_arcs
     G.close()
+
+
+def test_a_job_id_alone_does_not_join_a_job_on_a_cluster(client, tmp_path, monkeypatch):
+    """Someone who knows a job's id before it starts (dask's task keys carry it) waits at rank
+    0's hub as rank 1 — with the bare id, all joining took before, and with a guessed secret —
+    and answers what rank 0 sends: the job still runs with its own ranks, and they are closed."""
+    from ooc_graph.runtime import jobs, wire
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 4]]), tmp_path / "g.h5", progress=False)
+    monkeypatch.setattr(jobs, "_COUNTER", itertools.count(777))
+    monkeypatch.setattr(jobs, "uuid", types.SimpleNamespace(uuid4=lambda: types.SimpleNamespace(hex="0123abcd" * 4)))
+    names = sorted(client.scheduler_info()["workers"])[:2]
+    rank0 = jobs.hubs(client, names)[0][0]
+    job_id = "wcc-777-0123abcd"
+    forged = []
+    for key in (None, os.urandom(32)):
+        s = socket.create_connection(rank0, timeout=5)
+        try:
+            if key is None:
+                s.sendall(struct.pack("<q", len(job_id)) + job_id.encode() + struct.pack("<q", 1))
+            else:
+                wire.introduce(s, wire.MESH, job_id, 1, key)
+        except OSError:
+            pass  # (a hub that sends no nonce)
+        forged.append(s)
+
+    def answer(sock):  # as rank 1 would: rank 0's first message, then one of its own
+        try:
+            if sock.recv(1 << 16):
+                sock.sendall(struct.pack("<q", 1) + b"1")
+        except OSError:
+            pass
+    for s in forged:
+        threading.Thread(target=answer, args=(s,), daemon=True).start()
+    time.sleep(0.2)
+    job = ooc_graph.submit(client, "wcc", G, workers=2)
+    assert job.id == job_id
+    assert job.result(timeout=30).labels.tolist() == [0, 0, 0, 3, 3]
+    deadline = time.monotonic() + 10
+    while not all(closed_by_peer(s) for s in forged) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(closed_by_peer(s) for s in forged)
+
+
+def test_listeners_outlive_strays_and_jobs_run_promptly(client, tmp_path):
+    """A negative length, garbage, a huge length, a silent connection and 200 idle ones, to
+    every worker's hub and to this client's reply listener: the next job runs at once, started
+    directly and handed back directly."""
+    from ooc_graph.runtime import jobs, mesh, reply
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 4]]), tmp_path / "g.h5", progress=False)
+    names = sorted(client.scheduler_info()["workers"])
+    addresses, _ = jobs.hubs(client, names)
+    strays = [s for a in list(addresses) + [mesh.hub(reply.LOOPBACK).address] for s in stray_connections(a)]
+    try:
+        time.sleep(0.5)
+        t = time.monotonic()
+        r = ooc_graph.submit(client, "wcc", G).result(timeout=30)
+        assert time.monotonic() - t < 10 and r.labels.tolist() == [0, 0, 0, 3, 3]
+        assert r.stats["handover"] == "direct" and "direct" in [x["start"] for x in r.stats["ranks"]]
+    finally:
+        for s in strays:
+            s.close()
 
 
 @pytest.mark.multigpu

@@ -14,6 +14,7 @@ import inspect
 import itertools
 import logging
 import os
+import secrets
 import threading
 import time
 import uuid
@@ -164,13 +165,20 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     if store and hasattr(graph, "detach"):
         graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
     names = _workers_of(client, workers)
-    route = _reply.new_route()
+    chosen = _device(client, names, device)
+    job_id = f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}"
+    secret = secrets.token_bytes(32)  # this job's only: it reaches the workers inside its spec
     pool = _segments.pool()
-    spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
-                           path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
-                           store=store, client_host=_worker.host_identity(), reply_to=route[0],
-                           reply_key=route[1], segments=pool.offer(), client_key=pool.key)
-    return Job(client, spec, graph if hasattr(graph, "path") else None)
+    spec = _worker.JobSpec(job_id=job_id, algorithm=algorithm, path=path, kwargs=kwargs, workers=names,
+                           device=chosen, store=store, client_host=_worker.host_identity(),
+                           reply_to=_reply.new_route(job_id, secret), segments=pool.offer(), client_key=pool.key,
+                           secret=secret)
+    try:
+        return Job(client, spec, graph if hasattr(graph, "path") else None)
+    except BaseException:
+        _reply.forget(job_id)
+        pool.settle(spec.segments, job_id)
+        raise
 
 
 def _submit_ranks(client, spec, addresses) -> list:
@@ -212,7 +220,7 @@ class Job:
         self._wake = wake = threading.Event()
         futures = self.futures
         self._listener = None if spec.reply_to is None else \
-            _reply.Listener(spec.reply_key, wake, lambda: all(f.done() for f in futures))
+            _reply.Listener(spec.job_id, spec.secret, wake, lambda: all(f.done() for f in futures))
         from distributed.client import done_callback
         for f in futures:  # on the client's event loop (add_done_callback's thread pool is shut
             client.loop.add_callback(done_callback, f, lambda _: wake.set())  # down before exit)

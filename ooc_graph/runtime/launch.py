@@ -10,11 +10,12 @@ first runs its rank itself, and a start that comes later is ignored: a rank runs
 and dask stays in charge of results and failures (a dead worker's task is lost as before).
 
 The start is plain data (:mod:`.wire`: the spec's fields and the hubs' addresses, msgpack; never
-a pickle), and the hub takes it only with the token that the worker gave the client through dask
-(:func:`hub_token`): nothing else on the network can start a rank. A spec that is not plain data
-(an algorithm keyword of another type) is not started directly: its ranks wait for their tasks.
-A worker runs at most :data:`PUSHED` started ranks at once; the
-others wait for their tasks, as before.
+a pickle), and the hub takes it only from a connection that proves the token the worker gave the
+client through dask (:func:`hub_token`), by an HMAC of the hub's nonce: nothing else on the network
+can start a rank. The spec carries the job's secret, which the ranks prove to one another; a spec
+that is not plain data (an algorithm keyword of another type) is not started directly: its ranks
+wait for their tasks. A worker runs at most :data:`PUSHED`
+started ranks at once; the others wait for their tasks, as before.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import socket
 import threading
 import time
 
-from . import mesh as _mesh
 from . import wire
+from .limits import MAX_PAYLOAD
 
 log = logging.getLogger("ooc_graph.runtime")
 # Started ranks a worker runs at once (more wait for their tasks).
@@ -128,24 +129,29 @@ def hub_token(hub) -> str:
 
 def push(job: str, addresses: list, tokens: list, payload: bytes | None) -> list:
     """The client's side: send each rank's start (``payload``, from :func:`encode`) to its
-    worker's hub at ``addresses[r]`` with ``tokens[r]``; returns the ranks it could not reach
-    (their tasks start them)."""
+    worker's hub at ``addresses[r]``, proven with ``tokens[r]``; returns the ranks whose hub it
+    could not reach (their tasks start them, as they do a rank whose start failed otherwise).
+    Every connection is opened before any waits for its hub's nonce."""
     if payload is None:
         return []
-    missed = []
-    for rank, (address, token) in enumerate(zip(addresses, tokens)):
-        if token is None:
-            missed.append(rank)
+    socks = {r: _open(job, r, addresses[r]) for r, token in enumerate(tokens) if token is not None}
+    for rank, sock in socks.items():
+        if sock is None:
             continue
-        tag = (_mesh.START_TAG + token).encode()
         try:
-            with socket.create_connection(tuple(address), timeout=CONNECT_SECONDS) as sock:
-                sock.sendall(_mesh._HEADER.pack(len(tag)) + tag + _mesh._HEADER.pack(rank)
-                             + _mesh._HEADER.pack(len(payload)) + payload)
-        except OSError as err:
-            log.debug("job %s: no direct start for rank %d at %s (%s)", job, rank, address, err)
-            missed.append(rank)
-    return missed
+            with sock:
+                wire.introduce(sock, wire.START, job, rank, tokens[rank].encode(), payload)
+        except (OSError, EOFError) as err:
+            log.debug("job %s: no direct start for rank %d at %s (%s)", job, rank, addresses[rank], err)
+    return [r for r in range(len(addresses)) if r in socks and socks[r] is None or tokens[r] is None]
+
+
+def _open(job: str, rank: int, address):
+    try:
+        return socket.create_connection(tuple(address), timeout=CONNECT_SECONDS)
+    except OSError as err:
+        log.debug("job %s: cannot reach the hub of rank %d at %s (%s)", job, rank, address, err)
+        return None
 
 
 def encode(spec, addresses: list) -> bytes | None:
@@ -157,7 +163,7 @@ def encode(spec, addresses: list) -> bytes | None:
     except (TypeError, ValueError) as err:
         log.debug("job %s: no direct start (%s)", spec.job_id, err)
         return None
-    return payload
+    return payload if len(payload) <= MAX_PAYLOAD else None
 
 
 def decode(payload) -> tuple:

@@ -1,27 +1,85 @@
-"""Plain data for what crosses the runtime's own connections (a job's mesh, rank 0's reply to
-its client, the client's direct start of a rank).
+"""What crosses the runtime's own connections: introductions, lengths and plain data.
 
-Nothing that comes over them is unpickled. Small structures are msgpack with a few extension
-types — tuples, numpy arrays (a dtype and shape header, then the raw bytes; numeric dtypes only),
-result objects of the package's result classes, shared-memory arrays and saved results — and the
-collectives' arrays are raw bytes whose dtype and length both sides know. A length inside the data
-is checked before anything is allocated for it.
+Every connection to a :class:`~.hub.Hub` begins alike. The hub sends a fresh random nonce as soon
+as it accepts; the connecting side answers with an introduction — what it is (:data:`MESH`,
+:data:`START` or :data:`REPLY`), the job's id, its rank — and an HMAC-SHA256 of
+the nonce and that introduction, keyed by a secret the hub knows: a job's own secret for its mesh
+and its reply (made by the client, ``secrets.token_bytes(32)``, and delivered to the workers only
+in the job's spec, through dask or the direct start), the hub's start token for a start (given
+to the client through dask). The hub compares with :func:`hmac.compare_digest` and
+closes the connection on a mismatch. No secret is ever sent on a connection it authenticates, and
+a recorded introduction is worth nothing on another connection (another nonce). This costs one
+round trip: the connecting side waits for the nonce.
+
+Nothing that comes over these connections is unpickled. Small structures are msgpack with a few
+extension types — tuples, numpy arrays (a dtype and shape header, then the raw bytes; numeric
+dtypes only), result objects of the package's result classes, shared-memory arrays and saved
+results — and the collectives' arrays are raw bytes whose dtype and length both sides know.
+Every length read from a peer is checked against its bound in :mod:`.limits` before anything is
+allocated for it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import os
+import socket
 import struct
 
 import msgpack
 import numpy as np
 
+from .limits import MAX_NAME
+
+MESH, START, REPLY = 1, 2, 3
+KINDS = {MESH: "mesh", START: "start", REPLY: "reply"}
+NONCE_BYTES = 16
+MAC_BYTES = 32
 LENGTH = struct.Struct("<q")
+# An introduction: magic and version, kind, length of the job id, rank; then the id and the MAC.
+HELLO = struct.Struct("<4sBHI")
+MAGIC = b"oog1"
 
 
 class ProtocolError(ValueError):
-    """A peer sent something that is not plain data (one line, naming the value)."""
+    """A peer sent something that is not this protocol (one line, naming the value)."""
+
+
+# -- introductions ------------------------------------------------------------------------------
+def nonce() -> bytes:
+    return os.urandom(NONCE_BYTES)
+
+
+def _mac(key: bytes, nonce_: bytes, header: bytes, name: bytes) -> bytes:
+    return hmac.new(key, nonce_ + header + name, hashlib.sha256).digest()
+
+
+def hello(kind: int, name: str, rank: int, key: bytes, nonce_: bytes) -> bytes:
+    """The introduction of a connection that received ``nonce_``, proving knowledge of ``key``."""
+    tag = name.encode()
+    if not 0 < len(tag) <= MAX_NAME:
+        raise ProtocolError(f"a job id of {len(tag)} bytes (at most {MAX_NAME})")
+    header = HELLO.pack(MAGIC, kind, len(tag), rank)
+    return header + tag + _mac(key, nonce_, header, tag)
+
+
+def parse_hello(header: bytes) -> tuple:
+    """``(kind, name length, rank)`` of an introduction's fixed part; raises :class:`ProtocolError`."""
+    magic, kind, length, rank = HELLO.unpack(header)
+    if magic != MAGIC or kind not in KINDS:
+        raise ProtocolError(f"not an introduction (magic {magic!r}, kind {kind})")
+    if not 0 < length <= MAX_NAME:
+        raise ProtocolError(f"a job id of {length} bytes (at most {MAX_NAME})")
+    return kind, length, rank
+
+
+def proven(key, nonce_: bytes, header: bytes, name: bytes, mac: bytes) -> bool:
+    """Whether ``mac`` proves knowledge of ``key`` for this introduction (False without a key)."""
+    if not key:
+        return False
+    return hmac.compare_digest(_mac(key, nonce_, header, name), mac)
 
 
 def length(data: bytes, most: int, what: str) -> int:
@@ -30,6 +88,38 @@ def length(data: bytes, most: int, what: str) -> int:
     if not 0 <= n <= most:
         raise ProtocolError(f"{what} of {n} bytes (valid: 0 to {most})")
     return n
+
+
+def frame(payload) -> list:
+    """``payload`` with its length in front, as parts to send."""
+    view = memoryview(payload).cast("B")
+    return [LENGTH.pack(view.nbytes), view]
+
+
+def recv_exact(sock, n: int) -> bytes:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise EOFError("connection closed")
+        got += k
+    return bytes(buf)
+
+
+def introduce(sock, kind: int, name: str, rank: int, key: bytes, payload=None) -> None:
+    """The connecting side: wait for the hub's nonce (within the socket's timeout), then send the
+    introduction and, for a start or a reply, ``payload`` with its length."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    head = hello(kind, name, rank, key, recv_exact(sock, NONCE_BYTES))
+    if payload is None:
+        sock.sendall(head)
+        return
+    view = memoryview(payload).cast("B")
+    small = view.nbytes < 1 << 16  # one send; a large one after its header
+    sock.sendall(head + LENGTH.pack(view.nbytes) + (bytes(view) if small else b""))
+    if not small:
+        sock.sendall(view)
 
 
 # -- NCCL's bootstrap (runtime/nccl.py) ----------------------------------------------------------

@@ -70,10 +70,13 @@ class JobSpec:
     device: str              # "cpu" or "gpu", the same on every rank
     store: object = False    # save the result from rank 0 (True, or a result name)
     client_host: str = ""    # the client's host_identity(): results in shared memory if it is ours
-    reply_to: tuple | None = None  # the client's loopback hub and key (runtime/reply.py), same host only
-    reply_key: str = ""
+    reply_to: tuple | None = None  # the client's loopback hub (runtime/reply.py), same host only
     segments: list = ()      # the client's free shared-memory segments, offered for the results
     client_key: str = ""     # the client's segment pool (runtime/segments.py)
+    # Made by the client for this job only: its ranks and its reply prove it to one another
+    # (runtime/wire.py). It reaches the workers only inside this spec (through dask, or the
+    # client's direct start, itself proven with the hub's token).
+    secret: bytes = b""
 
 
 def _worker_address() -> str:
@@ -166,7 +169,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
 
     t0, started = time.perf_counter(), time.time()
     size = len(addresses)
-    m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
+    m = _mesh.Mesh(spec.job_id, rank, addresses, hub, spec.secret, names=spec.workers,
                    abort=lambda: cancelled(spec.job_id))
     comm = graph = state = None
     timing = {"mesh": time.perf_counter() - t0}
@@ -187,12 +190,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
             comm = HostComm(m, ranges)
         timing["setup"] = time.perf_counter() - t0
         part = parts[rank]
-        empty = find = None
-        new = list
-        if shared:
-            _segments.prune()
-            empty, find, new = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
-                                                   lock_pages=spec.device == "gpu")
+        empty, find, new = _allocator(spec, shared)
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
                               on_report=_reporter(spec, rank), should_stop=lambda: cancelled(spec.job_id),
                               host_empty=empty)
@@ -243,6 +241,15 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
             _checkin(spec.path, graph, state)
 
 
+def _allocator(spec: JobSpec, shared: bool):
+    """``(empty, find, new)`` of :func:`.segments.allocator` for the job's result arrays where
+    every rank shares the client's host, else ``(None, None, list)``."""
+    if not shared:
+        return None, None, list
+    _segments.prune()
+    return _segments.allocator(spec.job_id, spec.client_key, list(spec.segments), lock_pages=spec.device == "gpu")
+
+
 def _replied(spec: JobSpec, m, summary: dict, result) -> bool:
     """The client is on this host: rank 0 hands it every rank's summary and its result directly
     (:mod:`.reply`; the summaries gathered over the mesh, as plain data). True on rank 0 once
@@ -257,7 +264,7 @@ def _replied(spec: JobSpec, m, summary: dict, result) -> bool:
         return False
     try:
         parts = [{"summary": summary, "result": result}] + [{"summary": wire.loads(s)} for s in gathered[1:]]
-        _reply.send(spec.reply_to, spec.reply_key, parts)
+        _reply.send(spec.reply_to, spec.job_id, spec.secret, parts)
         return True
     except (OSError, TypeError, ValueError) as err:
         log.warning("job %s: could not hand the result to the client directly (%s); returning it via dask",
