@@ -466,6 +466,35 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
     G.close()
 
 
+@pytest.fixture(scope="module")
+def own_cluster():
+    """A cluster of two one-slot workers for tests that stop, close or kill things: each makes
+    its own clients of it."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
+                                       dashboard_address=":0")
+    yield cluster
+    cluster.close()
+
+
+def _within(call, seconds: float):
+    """``call()``, which must return within ``seconds`` (run on a thread, so that a call that
+    hangs fails the test instead of hanging it)."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = call()
+        except BaseException as err:  # raised here, below
+            box["error"] = err
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"{getattr(call, '__name__', call)} still waited after {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def test_a_job_id_alone_does_not_join_a_job_on_a_cluster(client, tmp_path, monkeypatch):
     """Someone who knows a job's id before it starts (dask's task keys carry it) waits at rank
     0's hub as rank 1 — with the bare id, all joining took before, and with a guessed secret —
@@ -525,6 +554,34 @@ def test_listeners_outlive_strays_and_jobs_run_promptly(client, tmp_path):
     finally:
         for s in strays:
             s.close()
+
+
+def test_a_stopped_worker_holds_up_no_call(own_cluster, slow_graph):
+    """Rank 0's worker stopped (SIGSTOP): progress() and status() say it is unresponsive, and
+    cancel() returns, each within RUN_SECONDS; once it runs again the job is cancelled and its
+    workers are free."""
+    from ooc_graph.runtime.limits import RUN_SECONDS
+    c = distributed.Client(own_cluster)
+    try:
+        c.wait_for_workers(2, timeout=60)
+        job = ooc_graph.submit(c, "pagerank", slow_graph, workers=2, tol=1e-300, max_iter=10**9, memory="200KiB")
+        _running(job)
+        frozen = job.spec.workers[0]
+        pid = c.run(os.getpid, workers=[frozen])[frozen]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            record = _within(job.progress, RUN_SECONDS + 5)
+            assert record["state"] == "unresponsive" and record["worker"] == frozen
+            assert _within(job.status, RUN_SECONDS + 5) == "unresponsive"
+            _within(job.cancel, RUN_SECONDS + 5)
+            assert job.status() == "cancelled"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        with pytest.raises(JobCancelled, match=job.id):
+            job.result(timeout=60)
+        assert ooc_graph.submit(c, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
+    finally:
+        c.close()
 
 
 @pytest.mark.multigpu

@@ -27,6 +27,10 @@ from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
+from .ask import UNANSWERED, alive_workers, hubs, no_direct_starts, on_workers
+from .limits import RUN_SECONDS
+
+__all__ = ["submit", "Job", "run_distributed", "alive_workers", "hubs"]
 
 log = logging.getLogger("ooc_graph.runtime")
 # How often result() looks at the scheduler for workers that have gone.
@@ -66,39 +70,6 @@ def _bind(name: str, kwargs: dict) -> dict:
         raise ParameterError(f"{name}: output={kwargs['output']!r} keeps results on the GPU of one process; a "
                              "job on a cluster returns them in host memory (use output='numpy')")
     return kwargs
-
-
-def alive_workers(client) -> list:
-    """The cluster's workers now, sorted (asked of the scheduler: the client's cached identity may
-    be refreshed without them at any moment; read from it directly where it is a local cluster's,
-    in this process)."""
-    known = _cluster.local_workers(client)
-    if known is not None:
-        return known
-    return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
-
-
-_HUBS: dict = {}  # (scheduler, worker) -> the worker's hub: (host, port), and its start token or None
-
-
-def hubs(client, workers: list) -> tuple:
-    """Each worker's hub address and the token for direct starts (:mod:`.launch`), asked of the
-    workers the first time only."""
-    scheduler = client.scheduler.address
-    missing = [w for w in workers if (scheduler, w) not in _HUBS]
-    if missing:
-        for w, got in client.run(_worker.hub_address, workers=missing).items():
-            _HUBS[(scheduler, w)] = (tuple(got[:2]), got[2])
-    known = [_HUBS[(scheduler, w)] for w in workers]
-    return [a for a, _ in known], [t for _, t in known]
-
-
-def _no_direct_starts(client, workers: list) -> None:
-    """Workers whose hubs could not be reached: their ranks wait for their tasks from now on."""
-    for w in workers:
-        address, _ = _HUBS.get((client.scheduler.address, w), (None, None))
-        if address is not None:
-            _HUBS[(client.scheduler.address, w)] = (address, None)
 
 
 def _workers_of(client, workers) -> list:
@@ -194,10 +165,12 @@ def _submit_ranks(client, spec, addresses) -> list:
 
 
 class Job:
-    """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed`` or
-    ``cancelled``; ``progress()`` the latest iteration and convergence measure; ``result()``
-    waits for the result (arrays in host memory); ``cancel()`` stops every worker at its next
-    iteration."""
+    """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed``,
+    ``cancelled`` or ``unresponsive`` (rank 0's worker did not answer within
+    :data:`~.limits.RUN_SECONDS`: stopped, or overloaded); ``progress()`` the latest iteration and
+    convergence measure; ``result()`` waits for the result (arrays in host memory); ``cancel()``
+    stops every worker at its next iteration. None of them but ``result()`` waits longer than
+    :data:`~.limits.RUN_SECONDS` for the workers."""
 
     def __init__(self, client, spec, graph=None):
         self.client, self.spec, self.graph = client, spec, graph
@@ -210,7 +183,7 @@ class Job:
         # Each rank starts at once from its worker's hub; its task, which dask delivers
         # milliseconds later, waits for it (runtime/launch.py).
         missed = _launch.push(spec.job_id, addresses, tokens, _launch.encode(spec, addresses))
-        _no_direct_starts(client, [spec.workers[r] for r in missed])
+        no_direct_starts(client, [spec.workers[r] for r in missed])
         self.futures = _submit_ranks(client, spec, addresses)
         self._sent = (time.perf_counter(), time.time())  # when the tasks left, by both clocks
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
@@ -242,22 +215,28 @@ class Job:
         if all(f.status == "finished" for f in self.futures):
             return "finished"
         record = self.progress()
+        if record and record.get("state") == "unresponsive":
+            return "unresponsive"
         return "running" if record and record.get("state") == "running" else "pending"
 
     def progress(self) -> dict | None:
         """Rank 0's latest record: ``state``, ``iteration``, ``measure`` (residual, or vertices
-        changed), ``seconds``; ``None`` before rank 0 has started."""
+        changed), ``seconds``; ``None`` before rank 0 has started; ``{"state": "unresponsive",
+        "worker": ..., "waited": seconds}`` when its worker did not answer in time."""
+        worker = self.spec.workers[0]
         try:
-            got = self.client.run(_worker.job_progress, self.id, workers=self.spec.workers[:1], on_error="return")
-        except Exception:  # the worker is gone: result() reports that
+            record = on_workers(self.client, _worker.job_progress, self.id, workers=[worker])[worker]
+        except Exception:  # the scheduler is gone: result() reports that
             return None
-        record = next(iter(got.values()), None)
+        if record is UNANSWERED:
+            return {"state": "unresponsive", "worker": worker, "waited": RUN_SECONDS}
         return record if isinstance(record, dict) else None
 
     def cancel(self) -> None:
-        """Stop the job: every rank stops at its next convergence report and frees its worker."""
+        """Stop the job: every rank stops at its next convergence report and frees its worker.
+        Returns at once for a worker that does not answer (the cancel reaches it when it does)."""
         self._cancelled = True
-        self.client.run(_worker.cancel_job, self.id, workers=self.spec.workers, on_error="ignore")
+        on_workers(self.client, _worker.cancel_job, self.id, workers=self.spec.workers, keep=True)
 
     def _workers_gone(self) -> list:
         alive = set(alive_workers(self.client))
@@ -278,8 +257,11 @@ class Job:
         _segments.remove_made(self.id)  # results the ranks left for us (same host)
         _segments.pool().settle(self.spec.segments, self.id)
         gone = set(self._workers_gone())
-        self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
-                        on_error="ignore")
+        try:
+            on_workers(self.client, _worker.forget_job, self.id, keep=True,
+                       workers=[w for w in self.spec.workers if w not in gone])
+        except Exception as forget_err:  # the scheduler is gone too: nothing is kept for long
+            log.debug("job %s: could not forget it on the workers (%s)", self.id, forget_err)
         where = f" on worker {worker}" if worker else ""
         if self._cancelled or isinstance(err, JobCancelled):
             raise JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled") from None

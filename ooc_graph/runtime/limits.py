@@ -1,4 +1,4 @@
-"""Every bound the runtime's listeners enforce, in one place.
+"""Every bound the runtime's listeners and its client-side calls enforce, in one place.
 
 A worker's :class:`~.hub.Hub` (and a client's, for rank 0's reply) accepts connections from
 anything that can reach its port; these numbers say how much such a connection may cost it
@@ -24,3 +24,7 @@ MAX_PAYLOAD = 64 << 20
 # Bytes of one message between two authenticated ranks of a job (a collective's part: vertex
 # state, 8 bytes a vertex, so 2**40 allows graphs of ~137 billion vertices).
 MAX_MESSAGE = 1 << 40
+# Seconds the client waits for the workers to answer a progress, status or cancel call (dask's
+# Client.run) before it reports them unresponsive: a round trip takes ~11 ms, a busy worker's
+# event loop answers within a second; a frozen (stopped) one never does.
+RUN_SECONDS = 5.0
