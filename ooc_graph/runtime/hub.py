@@ -1,5 +1,5 @@
 """One listening socket per process and host, shared by every job: a worker's hub takes its ranks'
-mesh connections and the client's direct starts; a client's hub on the loopback
+mesh connections and the client's direct starts and cancels; a client's hub on the loopback
 interface takes rank 0's replies.
 
 Anything that reaches the port can connect, so the hub trusts no connection until it has proven
@@ -62,11 +62,12 @@ class _Conn:
 
 class Hub:
     """This process's listener on ``host``. A job's rank waits for its peers' connections with
-    :meth:`take` (the client likewise for rank 0's reply); ``on_start(hub, rank, payload)`` takes
-    the client's direct starts, proven with ``start_token``."""
+    :meth:`take` (the client likewise for rank 0's reply); ``on_start(hub, rank, payload)`` and
+    ``on_cancel(job)`` take the client's direct starts and cancels, proven with ``start_token``."""
 
     start_token: str | None = None
     on_start = None
+    on_cancel = None
 
     def __init__(self, host: str):
         self.sock = socket.create_server((host, 0), backlog=256)
@@ -212,7 +213,7 @@ class Hub:
 
     def _introduced(self, conn: _Conn) -> None:
         kind, what = conn.kind, wire.KINDS[conn.kind]
-        if kind == wire.START:
+        if kind in (wire.START, wire.CANCEL):
             key = None if self.start_token is None else self.start_token.encode()
         else:
             with self._cond:
@@ -222,7 +223,7 @@ class Hub:
                     return
         if not wire.proven(key, conn.nonce, conn.header, conn.tag, conn.mac):
             raise wire.ProtocolError(f"a {what} connection for job {conn.name!r} rank {conn.rank} did not prove "
-                                     f"{'the hub token' if kind == wire.START else 'the job secret'}")
+                                     f"{'the hub token' if kind in (wire.START, wire.CANCEL) else 'the job secret'}")
         if kind in (wire.START, wire.REPLY):
             conn.expect(wire.LENGTH.size, "length")
         else:
@@ -240,6 +241,8 @@ class Hub:
                 self._arrive(conn, payload)
             elif conn.kind == wire.START and self.on_start is not None:
                 self.on_start(self, conn.rank, payload)
+            elif conn.kind == wire.CANCEL and self.on_cancel is not None:
+                self.on_cancel(conn.name)
         except Exception as err:  # the rank's task starts it instead
             log.warning("job %s: a direct %s of rank %d failed (%s: %s)", conn.name, wire.KINDS[conn.kind],
                         conn.rank, type(err).__name__, err)

@@ -27,7 +27,7 @@ from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
-from .ask import UNANSWERED, alive_workers, hubs, no_direct_starts, on_workers
+from .ask import UNANSWERED, alive_workers, answers, closed, first_line, hubs, no_direct_starts, on_workers
 from .limits import RUN_SECONDS
 
 __all__ = ["submit", "Job", "run_distributed", "alive_workers", "hubs"]
@@ -75,7 +75,12 @@ def _bind(name: str, kwargs: dict) -> dict:
 def _workers_of(client, workers) -> list:
     """Worker addresses for a job, sorted (their rank order): all of the cluster's, the first
     ``workers`` of them, or those listed."""
-    alive = alive_workers(client)
+    if closed(client):
+        raise JobError("the dask client is closed: make a new one to submit jobs")
+    try:
+        alive = alive_workers(client)
+    except OSError as err:  # dask's CommClosedError among them
+        raise JobError(f"cannot reach the dask scheduler at {client.scheduler.address}: {err}") from err
     if not alive:
         raise JobError(f"the cluster at {client.scheduler.address} has no workers")
     if workers is None:
@@ -98,7 +103,7 @@ def _device(client, workers, device: str) -> str:
     if device != "auto":
         return device
     from ooc_graph.engine import gpu_available
-    seen = client.run(gpu_available, workers=workers)
+    seen = answers(client, gpu_available, workers, "whether it sees a GPU")
     return "gpu" if all(seen.values()) else "cpu"
 
 
@@ -137,6 +142,7 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
         graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
     names = _workers_of(client, workers)
     chosen = _device(client, names, device)
+    hubs(client, names)  # asked once per worker: one that cannot answer fails the submission, named
     job_id = f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}"
     secret = secrets.token_bytes(32)  # this job's only: it reaches the workers inside its spec
     pool = _segments.pool()
@@ -179,12 +185,17 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
-        addresses, tokens = hubs(client, spec.workers)
+        self._addresses, self._tokens = addresses, tokens = hubs(client, spec.workers)
         # Each rank starts at once from its worker's hub; its task, which dask delivers
         # milliseconds later, waits for it (runtime/launch.py).
         missed = _launch.push(spec.job_id, addresses, tokens, _launch.encode(spec, addresses))
         no_direct_starts(client, [spec.workers[r] for r in missed])
-        self.futures = _submit_ranks(client, spec, addresses)
+        try:
+            self.futures = _submit_ranks(client, spec, addresses)
+        except Exception as err:  # the client or the scheduler went away meanwhile
+            _launch.cancel(spec.job_id, addresses, tokens)  # ranks started directly stop
+            raise JobError(f"job {self.id}: its tasks could not be queued on the cluster: "
+                           f"{type(err).__name__}: {first_line(err)}") from err
         self._sent = (time.perf_counter(), time.time())  # when the tasks left, by both clocks
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
         # one that comes before the listener starts waits in the hub).
@@ -214,6 +225,11 @@ class Job:
             return "failed"
         if all(f.status == "finished" for f in self.futures):
             return "finished"
+        if closed(self.client):
+            try:
+                self._client_gone()
+            except JobError:
+                return "failed"
         record = self.progress()
         if record and record.get("state") == "unresponsive":
             return "unresponsive"
@@ -223,6 +239,8 @@ class Job:
         """Rank 0's latest record: ``state``, ``iteration``, ``measure`` (residual, or vertices
         changed), ``seconds``; ``None`` before rank 0 has started; ``{"state": "unresponsive",
         "worker": ..., "waited": seconds}`` when its worker did not answer in time."""
+        if closed(self.client):
+            return None
         worker = self.spec.workers[0]
         try:
             record = on_workers(self.client, _worker.job_progress, self.id, workers=[worker])[worker]
@@ -236,10 +254,27 @@ class Job:
         """Stop the job: every rank stops at its next convergence report and frees its worker.
         Returns at once for a worker that does not answer (the cancel reaches it when it does)."""
         self._cancelled = True
-        on_workers(self.client, _worker.cancel_job, self.id, workers=self.spec.workers, keep=True)
+        if not closed(self.client):
+            try:
+                on_workers(self.client, _worker.cancel_job, self.id, workers=self.spec.workers, keep=True)
+                return
+            except Exception as err:  # the scheduler cannot be reached: go to the workers directly
+                log.debug("job %s: cancel through dask failed (%s)", self.id, err)
+        _launch.cancel(self.id, self._addresses, self._tokens)
+
+    def _client_gone(self):
+        """The dask client was closed under the job: cancel it on the workers' hubs directly (the
+        ranks would otherwise run on and save a result no one takes), and fail."""
+        reached = _launch.cancel(self.id, self._addresses, self._tokens)
+        missed = [w for r, w in enumerate(self.spec.workers) if r not in reached]
+        self._fail(JobError("its dask client was closed before it finished; it was cancelled" +
+                            (f" (not on worker {', '.join(missed)}, which could not be reached)" if missed else "")))
 
     def _workers_gone(self) -> list:
-        alive = set(alive_workers(self.client))
+        try:
+            alive = set(alive_workers(self.client))
+        except Exception:  # the scheduler cannot say: none known gone
+            return []
         return [w for w in self.spec.workers if w not in alive]
 
     def _fail(self, err: BaseException, worker: str | None = None):
@@ -252,22 +287,25 @@ class Job:
     def _raise(self, err: BaseException, worker: str | None):
         if self._listener is not None:
             self._listener.close()
-        for f in self._all:
+        reachable = not closed(self.client)
+        for f in self._all if reachable else ():
             f.cancel()
         _segments.remove_made(self.id)  # results the ranks left for us (same host)
         _segments.pool().settle(self.spec.segments, self.id)
-        gone = set(self._workers_gone())
-        try:
-            on_workers(self.client, _worker.forget_job, self.id, keep=True,
-                       workers=[w for w in self.spec.workers if w not in gone])
-        except Exception as forget_err:  # the scheduler is gone too: nothing is kept for long
-            log.debug("job %s: could not forget it on the workers (%s)", self.id, forget_err)
+        if reachable:
+            gone = set(self._workers_gone())
+            try:
+                on_workers(self.client, _worker.forget_job, self.id, keep=True,
+                           workers=[w for w in self.spec.workers if w not in gone])
+            except Exception as forget_err:  # the scheduler is gone too: nothing is kept for long
+                log.debug("job %s: could not forget it on the workers (%s)", self.id, forget_err)
         where = f" on worker {worker}" if worker else ""
         if self._cancelled or isinstance(err, JobCancelled):
             raise JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled") from None
         if isinstance(err, OocGraphError) and not isinstance(err, JobError):
             raise err  # the user's error (a bad source, a budget too small): as a local call raises it
-        raise JobError(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) failed{where}: {err}") from err
+        what = f"job {self.id} ({self.spec.algorithm} on {self.spec.path})"
+        raise JobError(f"{what} failed{where}: {first_line(err)}") from err
 
     def result(self, timeout: float | None = None):
         """Wait for the result (rank 0's, arrays in host memory) and return it; raises
@@ -287,6 +325,8 @@ class Job:
             parts = self._listener.parts if self._listener is not None else None
             if parts is not None:
                 break
+            if closed(self.client):
+                self._client_gone()
             if any(f.status == "error" for f in self.futures):
                 self._fail(*self._root_cause())
             if self._done():
@@ -332,14 +372,22 @@ class Job:
 
     def _root_cause(self):
         """The failure to report, and its worker: a rank's own error rather than the others'
-        "peer closed its connection" that followed it (given a moment to arrive)."""
+        "peer closed its connection" that followed it (given a moment to arrive), and a worker
+        that died rather than the one that saw it go."""
         deadline = time.monotonic() + 2 * POLL_SECONDS
         while True:
             failed = [(f.exception(), w) for f, w in zip(self.futures, self.spec.workers) if f.status == "error"]
             own = [(e, w) for e, w in failed if not isinstance(e, JobError)]
-            if own or time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
-                return (own or failed)[0]
+            if own:
+                return own[0]
+            if time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
+                break
             time.sleep(0.05)
+        gone = self._workers_gone()
+        if gone:
+            err, seen_by = failed[0]
+            return JobError(f"the worker died (worker {seen_by} saw: {first_line(err)})"), ", ".join(gone)
+        return failed[0]
 
     def _done(self) -> bool:
         return all(f.status == "finished" for f in self.futures)

@@ -14,7 +14,8 @@ a pickle), and the hub takes it only from a connection that proves the token the
 client through dask (:func:`hub_token`), by an HMAC of the hub's nonce: nothing else on the network
 can start a rank. The spec carries the job's secret, which the ranks prove to one another; a spec
 that is not plain data (an algorithm keyword of another type) is not started directly: its ranks
-wait for their tasks. A worker runs at most :data:`PUSHED`
+wait for their tasks. The same token lets the client cancel a job directly (:func:`cancel`), which
+it does when it can no longer reach the workers through dask. A worker runs at most :data:`PUSHED`
 started ranks at once; the others wait for their tasks, as before.
 """
 
@@ -144,6 +145,23 @@ def push(job: str, addresses: list, tokens: list, payload: bytes | None) -> list
         except (OSError, EOFError) as err:
             log.debug("job %s: no direct start for rank %d at %s (%s)", job, rank, addresses[rank], err)
     return [r for r in range(len(addresses)) if r in socks and socks[r] is None or tokens[r] is None]
+
+
+def cancel(job: str, addresses: list, tokens: list) -> list:
+    """Cancel ``job`` on the workers' hubs directly, without dask (the client's connection to
+    the scheduler is gone); returns the ranks reached."""
+    reached = []
+    for rank, (address, token) in enumerate(zip(addresses, tokens)):
+        sock = None if token is None else _open(job, rank, address)
+        if sock is None:
+            continue
+        try:
+            with sock:
+                wire.introduce(sock, wire.CANCEL, job, rank, token.encode())
+            reached.append(rank)
+        except (OSError, EOFError) as err:
+            log.debug("job %s: no direct cancel for rank %d at %s (%s)", job, rank, address, err)
+    return reached
 
 
 def _open(job: str, rank: int, address):

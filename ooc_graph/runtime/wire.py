@@ -2,11 +2,11 @@
 
 Every connection to a :class:`~.hub.Hub` begins alike. The hub sends a fresh random nonce as soon
 as it accepts; the connecting side answers with an introduction — what it is (:data:`MESH`,
-:data:`START` or :data:`REPLY`), the job's id, its rank — and an HMAC-SHA256 of
+:data:`START`, :data:`REPLY` or :data:`CANCEL`), the job's id, its rank — and an HMAC-SHA256 of
 the nonce and that introduction, keyed by a secret the hub knows: a job's own secret for its mesh
 and its reply (made by the client, ``secrets.token_bytes(32)``, and delivered to the workers only
-in the job's spec, through dask or the direct start), the hub's start token for a start (given
-to the client through dask). The hub compares with :func:`hmac.compare_digest` and
+in the job's spec, through dask or the direct start), the hub's start token for a start or a
+cancel (given to the client through dask). The hub compares with :func:`hmac.compare_digest` and
 closes the connection on a mismatch. No secret is ever sent on a connection it authenticates, and
 a recorded introduction is worth nothing on another connection (another nonce). This costs one
 round trip: the connecting side waits for the nonce.
@@ -33,8 +33,8 @@ import numpy as np
 
 from .limits import MAX_NAME
 
-MESH, START, REPLY = 1, 2, 3
-KINDS = {MESH: "mesh", START: "start", REPLY: "reply"}
+MESH, START, REPLY, CANCEL = 1, 2, 3, 4
+KINDS = {MESH: "mesh", START: "start", REPLY: "reply", CANCEL: "cancel"}
 NONCE_BYTES = 16
 MAC_BYTES = 32
 LENGTH = struct.Struct("<q")

@@ -7,7 +7,8 @@ unchanged code with an engine placed on that share. The whole iteration loop run
 here: nothing per iteration goes through the client or the scheduler.
 
 The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
-runs on the workers with ``Client.run`` (on the worker's event loop, beside the task).
+runs on the workers with ``Client.run`` (on the worker's event loop, beside the task), and, once
+its dask client is closed, through a cancel on the worker's hub (proven with the hub's token).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def hub_address(dask_worker=None):
     ranks with that token (run by the client with ``Client.run``; :mod:`.launch`)."""
     host = urlparse(dask_worker.address if dask_worker is not None else _worker_address()).hostname or "127.0.0.1"
     h = _mesh.hub(host)
-    h.on_start = _started
+    h.on_start, h.on_cancel = _started, cancel_job
     return (*h.address, _launch.hub_token(h))
 
 
