@@ -644,6 +644,75 @@ def test_submitting_just_after_a_worker_died_names_it(own_cluster, tmp_path):
         c.close()
 
 
+_KILLED_CLIENT = """
+import sys, time, distributed, ooc_graph
+from ooc_graph.runtime import segments
+if __name__ == "__main__":
+    c = distributed.Client(sys.argv[1])
+    job = ooc_graph.submit(c, "pagerank", sys.argv[2], workers=2, tol=1e-300, max_iter=int(sys.argv[3]))
+    key = segments.pool().key
+    while not (job.progress() or {}).get("iteration") or not list(segments.SHARED_DIR.glob(f"*-{key}-*")):
+        time.sleep(0.02)
+    print(job.id, key, flush=True)
+    time.sleep(600)
+"""
+
+
+def _big_sparse_graph(path):
+    """1.1M vertices, 3,000 arcs: result segments are made as a job starts (engine/hostbuf.py)."""
+    rng = np.random.default_rng(7)
+    n = 1_100_000
+    return ooc_graph.convert((rng.integers(0, n, 3000), rng.integers(0, n, 3000)), path, num_vertices=n,
+                             progress=False)
+
+
+def test_a_killed_client_leaves_no_result_segments(client, tmp_path):
+    """A client killed (SIGKILL) while its job runs: its ranks remove the job's result segments
+    when they finish it."""
+    from ooc_graph.runtime import segments, worker
+    G = _big_sparse_graph(tmp_path / "g.h5")
+    script = tmp_path / "client.py"
+    script.write_text(_KILLED_CLIENT)
+    child = subprocess.Popen([sys.executable, str(script), client.scheduler.address, str(G.path), "800"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        job_id, key = child.stdout.readline().split()
+        assert list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*"))  # made, and the client holds them
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        states = [r and r.get("state") for r in client.run(worker.job_progress, job_id).values()]
+        if "finished" in states and not list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*")):
+            break
+        time.sleep(0.2)
+    assert "finished" in states, states  # the ranks ran on to the end
+    assert not list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*"))
+
+
+def test_a_terminated_command_removes_its_result_segments(tmp_path):
+    """``ooc-graph run ... --workers 2`` stopped with SIGTERM mid-job leaves no segment behind."""
+    from ooc_graph.runtime import segments
+    G = _big_sparse_graph(tmp_path / "g.h5")
+    G.close()
+    child = subprocess.Popen([sys.executable, "-m", "ooc_graph.cli", "run", "pagerank", str(G.path), "--workers", "2",
+                              "--tol", "1e-300", "--max-iter", "1000000000", "--no-store", "--quiet"],
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    mine = f"{segments.PREFIX}-{child.pid}-*"
+    try:
+        deadline = time.monotonic() + 120
+        while not list(segments.SHARED_DIR.glob(mine)) and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+        assert list(segments.SHARED_DIR.glob(mine)), child.stderr.read() if child.poll() is not None else ""
+        child.send_signal(signal.SIGTERM)
+        child.wait(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == -signal.SIGTERM
+    assert not list(segments.SHARED_DIR.glob(mine))
+
+
 @pytest.mark.multigpu
 @pytest.mark.parametrize("seed", range(4))
 def test_two_gpus_match_one(tmp_path, monkeypatch, seed):

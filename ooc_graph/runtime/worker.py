@@ -240,6 +240,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         m.close()  # on failure, the other ranks see the connection close at once
         if graph is not None:
             _checkin(spec.path, graph, state)
+        _segments.sweep()  # segments of clients that have gone (this job's, killed meanwhile, among them)
 
 
 def _allocator(spec: JobSpec, shared: bool):
@@ -333,5 +334,5 @@ def release_all() -> int:
         _GRAPHS.clear()
     for g in graphs:
         g.close()
-    _segments.prune()
+    _segments.sweep()
     return len(graphs)
