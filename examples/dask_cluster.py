@@ -48,7 +48,7 @@ def main():
                 ooc_graph.submit(client, "wcc", store)]
         for job in jobs:
             print(f"submitted {job.id}")
-        while any(job.status() in ("pending", "running") for job in jobs):
+        while any(job.status() in ("pending", "running", "unresponsive") for job in jobs):
             for job in jobs:
                 p = job.progress() or {}
                 print(f"  {job.id}: {job.status():8s} iteration {p.get('iteration', 0):3d}  "

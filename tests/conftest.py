@@ -177,3 +177,38 @@ def dask_client(workers: int, threads: int):
     finally:
         client.close()
         cluster.close()
+
+
+def stray_connections(address, idle: int = 200) -> list:
+    """What anything that reaches a listening port can send it: a negative length, garbage, a
+    huge length, an introduction claiming a 64 KiB job id, a connection that says nothing, and
+    ``idle`` more that say nothing. Returns the sockets (the caller closes them)."""
+    import socket
+    import struct
+
+    from ooc_graph.runtime import wire
+    sent = [struct.pack("<q", -1), os.urandom(64), struct.pack("<q", 1 << 62),
+            wire.HELLO.pack(wire.MAGIC, wire.MESH, 0xFFFF, 0), b""]
+    socks = []
+    for data in sent + [b""] * idle:
+        s = socket.create_connection(tuple(address), timeout=5)
+        if data:
+            s.sendall(data)
+        socks.append(s)
+    return socks
+
+
+def closed_by_peer(sock) -> bool:
+    """Whether the other end has closed ``sock`` (what it sent before, a hub's nonce, is read
+    and dropped); never blocks."""
+    sock.setblocking(False)
+    try:
+        while True:
+            if not sock.recv(4096):
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:  # reset
+        return True
+    finally:
+        sock.settimeout(5)

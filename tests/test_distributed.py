@@ -3,12 +3,17 @@ several GPUs where there are (``multigpu``): every algorithm gives the single-pr
 2 and 3 workers, jobs report progress, cancel, and fail promptly when a worker dies."""
 
 import gc
+import itertools
 import os
+import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,7 @@ from ooc_graph.engine import stream
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
 
-from conftest import dask_client, edge_array, hub_edges, random_edges
+from conftest import closed_by_peer, dask_client, edge_array, hub_edges, random_edges, stray_connections
 from test_ldbc import CASES as LDBC_CASES
 from test_ldbc import read_expected
 
@@ -325,7 +330,7 @@ def test_results_reach_the_client_with_and_without_shared_memory(client, tmp_pat
     closed = socket.create_server(("127.0.0.1", 0))
     nowhere = closed.getsockname()[:2]
     closed.close()
-    monkeypatch.setattr(reply, "new_route", lambda: (nowhere, "no-one-listens"))
+    monkeypatch.setattr(reply, "new_route", lambda job_id, secret: nowhere)
     dist = ooc_graph.submit(client, "bfs", G, workers=3, source=s).result(timeout=120)
     same(ooc_graph.bfs(G, s, device="cpu"), dist, "bfs")
     assert dist.stats["handover"] == "dask"
@@ -466,7 +471,10 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
         with pytest.raises(JobError) as err:
             job.result(timeout=60)
         assert time.monotonic() - t < 30
-        assert job.id in str(err.value) and (victim in str(err.value) or "rank 1" in str(err.value))
+        message, survivor = str(err.value), job.spec.workers[0]
+        assert job.id in message and victim in message and "\n" not in message
+        # the worker that died is named first, not the one that saw it go
+        assert survivor not in message or message.index(victim) < message.index(survivor), message
         assert job.status() == "failed"
     finally:
         c.close()
@@ -475,6 +483,249 @@ def test_a_dead_worker_fails_the_job_promptly(tmp_path, slow_graph):
     assert "pagerank" not in G.results() and not any(r.startswith(".") for r in G.results())
     assert G.num_arcs == slow_graph.num_arcs
     G.close()
+
+
+@pytest.fixture(scope="module")
+def own_cluster():
+    """A cluster of two one-slot workers for tests that stop, close or kill things: each makes
+    its own clients of it."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
+                                       dashboard_address=":0")
+    yield cluster
+    cluster.close()
+
+
+def _within(call, seconds: float):
+    """``call()``, which must return within ``seconds`` (run on a thread, so that a call that
+    hangs fails the test instead of hanging it)."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = call()
+        except BaseException as err:  # raised here, below
+            box["error"] = err
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"{getattr(call, '__name__', call)} still waited after {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def test_a_job_id_alone_does_not_join_a_job_on_a_cluster(client, tmp_path, monkeypatch):
+    """Someone who knows a job's id before it starts (dask's task keys carry it) waits at rank
+    0's hub as rank 1 — with the bare id, all joining took before, and with a guessed secret —
+    and answers what rank 0 sends: the job still runs with its own ranks, and they are closed."""
+    from ooc_graph.runtime import jobs, wire
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 4]]), tmp_path / "g.h5", progress=False)
+    monkeypatch.setattr(jobs, "_COUNTER", itertools.count(777))
+    monkeypatch.setattr(jobs, "uuid", types.SimpleNamespace(uuid4=lambda: types.SimpleNamespace(hex="0123abcd" * 4)))
+    names = sorted(client.scheduler_info()["workers"])[:2]
+    rank0 = jobs.hubs(client, names)[0][0]
+    job_id = "wcc-777-0123abcd"
+    forged = []
+    for key in (None, os.urandom(32)):
+        s = socket.create_connection(rank0, timeout=5)
+        try:
+            if key is None:
+                s.sendall(struct.pack("<q", len(job_id)) + job_id.encode() + struct.pack("<q", 1))
+            else:
+                wire.introduce(s, wire.MESH, job_id, 1, key)
+        except OSError:
+            pass  # (a hub that sends no nonce)
+        forged.append(s)
+
+    def answer(sock):  # as rank 1 would: rank 0's first message, then one of its own
+        try:
+            if sock.recv(1 << 16):
+                sock.sendall(struct.pack("<q", 1) + b"1")
+        except OSError:
+            pass
+    for s in forged:
+        threading.Thread(target=answer, args=(s,), daemon=True).start()
+    time.sleep(0.2)
+    job = ooc_graph.submit(client, "wcc", G, workers=2)
+    assert job.id == job_id
+    assert job.result(timeout=30).labels.tolist() == [0, 0, 0, 3, 3]
+    deadline = time.monotonic() + 10
+    while not all(closed_by_peer(s) for s in forged) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(closed_by_peer(s) for s in forged)
+
+
+def test_listeners_outlive_strays_and_jobs_run_promptly(client, tmp_path):
+    """A negative length, garbage, a huge length, a silent connection and 200 idle ones, to
+    every worker's hub and to this client's reply listener: the next job runs at once, started
+    directly and handed back directly."""
+    from ooc_graph.runtime import jobs, mesh, reply
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 4]]), tmp_path / "g.h5", progress=False)
+    names = sorted(client.scheduler_info()["workers"])
+    addresses, _ = jobs.hubs(client, names)
+    strays = [s for a in list(addresses) + [mesh.hub(reply.LOOPBACK).address] for s in stray_connections(a)]
+    try:
+        time.sleep(0.5)
+        t = time.monotonic()
+        r = ooc_graph.submit(client, "wcc", G).result(timeout=30)
+        assert time.monotonic() - t < 10 and r.labels.tolist() == [0, 0, 0, 3, 3]
+        assert r.stats["handover"] == "direct" and "direct" in [x["start"] for x in r.stats["ranks"]]
+    finally:
+        for s in strays:
+            s.close()
+
+
+def test_a_stopped_worker_holds_up_no_call(own_cluster, slow_graph):
+    """Rank 0's worker stopped (SIGSTOP): progress() and status() say it is unresponsive, and
+    cancel() returns, each within RUN_SECONDS; once it runs again the job is cancelled and its
+    workers are free."""
+    from ooc_graph.runtime.limits import RUN_SECONDS
+    c = distributed.Client(own_cluster)
+    try:
+        c.wait_for_workers(2, timeout=60)
+        job = ooc_graph.submit(c, "pagerank", slow_graph, workers=2, tol=1e-300, max_iter=10**9, memory="200KiB")
+        _running(job)
+        frozen = job.spec.workers[0]
+        pid = c.run(os.getpid, workers=[frozen])[frozen]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            record = _within(job.progress, RUN_SECONDS + 5)
+            assert record["state"] == "unresponsive" and record["worker"] == frozen
+            assert _within(job.status, RUN_SECONDS + 5) == "unresponsive"
+            _within(job.cancel, RUN_SECONDS + 5)
+            assert job.status() == "cancelled"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        with pytest.raises(JobCancelled, match=job.id):
+            job.result(timeout=60)
+        assert ooc_graph.submit(c, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
+    finally:
+        c.close()
+
+
+def test_a_closed_client_fails_its_job_in_one_line_and_cancels_it(own_cluster, slow_graph, tmp_path):
+    from ooc_graph.runtime import worker
+    path = tmp_path / "s.h5"
+    shutil.copy(slow_graph.path, path)
+    G = ooc_graph.open(path)
+    c = distributed.Client(own_cluster)
+    c.wait_for_workers(2, timeout=60)
+    job = ooc_graph.submit(c, "pagerank", G, workers=2, tol=1e-300, max_iter=10**9, store=True, memory="200KiB")
+    _running(job)
+    c.close()
+    with pytest.raises(JobError) as err:
+        _within(lambda: job.result(timeout=30), 40)
+    message = str(err.value)
+    assert not isinstance(err.value, JobCancelled) and job.id in message and "closed" in message, message
+    assert "\n" not in message and job.status() == "failed"
+    # The workers were told: their ranks stop (they would run forever), and nothing is saved.
+    other = distributed.Client(own_cluster)
+    try:
+        assert all(other.run(worker.cancelled, job.id, workers=job.spec.workers).values())
+        running = lambda j: any(t.name == f"ooc-graph-{j}" for t in threading.enumerate())  # noqa: E731
+        deadline = time.monotonic() + 30
+        while any(other.run(running, job.id, workers=job.spec.workers).values()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(other.run(running, job.id, workers=job.spec.workers).values())
+    finally:
+        other.close()
+    G.close()
+    G = ooc_graph.open(path)
+    assert "pagerank" not in G.results()
+    G.close()
+
+
+def test_submitting_just_after_a_worker_died_names_it(own_cluster, tmp_path):
+    """The scheduler may still list a worker that has just died: submit() says which one, in one
+    line, or runs on the workers left."""
+    G = ooc_graph.convert(np.array([[0, 1], [1, 2], [3, 4]]), tmp_path / "g.h5", progress=False)
+    c = distributed.Client(own_cluster)
+    try:
+        for _ in range(3):
+            c.wait_for_workers(2, timeout=60)
+            assert ooc_graph.submit(c, "wcc", G).result(timeout=60).labels.tolist() == [0, 0, 0, 3, 3]
+            victim = sorted(c.scheduler_info()["workers"])[1]
+            os.kill(c.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+            try:
+                job = ooc_graph.submit(c, "wcc", G)  # device="auto" asks every worker
+            except JobError as err:
+                assert victim in str(err) and "\n" not in str(err), str(err)
+                continue
+            try:
+                assert job.result(timeout=60).labels.tolist() == [0, 0, 0, 3, 3]
+            except JobError as err:
+                assert victim in str(err) and "\n" not in str(err), str(err)
+    finally:
+        c.close()
+
+
+_KILLED_CLIENT = """
+import sys, time, distributed, ooc_graph
+from ooc_graph.runtime import segments
+if __name__ == "__main__":
+    c = distributed.Client(sys.argv[1])
+    job = ooc_graph.submit(c, "pagerank", sys.argv[2], workers=2, tol=1e-300, max_iter=int(sys.argv[3]))
+    key = segments.pool().key
+    while not (job.progress() or {}).get("iteration") or not list(segments.SHARED_DIR.glob(f"*-{key}-*")):
+        time.sleep(0.02)
+    print(job.id, key, flush=True)
+    time.sleep(600)
+"""
+
+
+def _big_sparse_graph(path):
+    """1.1M vertices, 3,000 arcs: result segments are made as a job starts (engine/hostbuf.py)."""
+    rng = np.random.default_rng(7)
+    n = 1_100_000
+    return ooc_graph.convert((rng.integers(0, n, 3000), rng.integers(0, n, 3000)), path, num_vertices=n,
+                             progress=False)
+
+
+def test_a_killed_client_leaves_no_result_segments(client, tmp_path):
+    """A client killed (SIGKILL) while its job runs: its ranks remove the job's result segments
+    when they finish it."""
+    from ooc_graph.runtime import segments, worker
+    G = _big_sparse_graph(tmp_path / "g.h5")
+    script = tmp_path / "client.py"
+    script.write_text(_KILLED_CLIENT)
+    child = subprocess.Popen([sys.executable, str(script), client.scheduler.address, str(G.path), "800"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        job_id, key = child.stdout.readline().split()
+        assert list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*"))  # made, and the client holds them
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        states = [r and r.get("state") for r in client.run(worker.job_progress, job_id).values()]
+        if "finished" in states and not list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*")):
+            break
+        time.sleep(0.2)
+    assert "finished" in states, states  # the ranks ran on to the end
+    assert not list(segments.SHARED_DIR.glob(f"{segments.PREFIX}-{key}-*"))
+
+
+def test_a_terminated_command_removes_its_result_segments(tmp_path):
+    """``ooc-graph run ... --workers 2`` stopped with SIGTERM mid-job leaves no segment behind."""
+    from ooc_graph.runtime import segments
+    G = _big_sparse_graph(tmp_path / "g.h5")
+    G.close()
+    child = subprocess.Popen([sys.executable, "-m", "ooc_graph.cli", "run", "pagerank", str(G.path), "--workers", "2",
+                              "--tol", "1e-300", "--max-iter", "1000000000", "--no-store", "--quiet"],
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    mine = f"{segments.PREFIX}-{child.pid}-*"
+    try:
+        deadline = time.monotonic() + 120
+        while not list(segments.SHARED_DIR.glob(mine)) and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+        assert list(segments.SHARED_DIR.glob(mine)), child.stderr.read() if child.poll() is not None else ""
+        child.send_signal(signal.SIGTERM)
+        child.wait(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == -signal.SIGTERM
+    assert not list(segments.SHARED_DIR.glob(mine))
 
 
 @pytest.mark.multigpu

@@ -1,7 +1,6 @@
 """Direct starts of a job's ranks (runtime/launch.py): each rank runs once, from whichever of the
 client's start and dask's task comes first; a hub takes starts only with its token."""
 
-import pickle
 import socket
 import threading
 import time
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
-from ooc_graph.runtime import launch, mesh
+from ooc_graph.runtime import launch, mesh, wire
 
 from conftest import dask_client, random_edges
 
@@ -82,20 +81,18 @@ def test_a_cancel_outlives_the_client_forgetting_the_job(monkeypatch):
 
 
 def _send_start(address, token: str, rank: int, payload: bytes):
-    tag = (mesh.START_TAG + token).encode()
     with socket.create_connection(address, timeout=5) as sock:
-        sock.sendall(mesh._HEADER.pack(len(tag)) + tag + mesh._HEADER.pack(rank)
-                     + mesh._HEADER.pack(len(payload)) + payload)
+        wire.introduce(sock, wire.START, "job-s", rank, token.encode(), payload)
 
 
 def test_a_hub_takes_starts_only_with_its_token():
     hub = mesh.Hub("127.0.0.1")
     got, arrived = [], threading.Event()
-    hub.on_start = lambda h, rank, payload: (got.append((h, rank, pickle.loads(payload))), arrived.set())
+    hub.on_start = lambda h, rank, payload: (got.append((h, rank, wire.loads(payload))), arrived.set())
     token = launch.hub_token(hub)
     assert launch.hub_token(hub) == token and len(token) >= 32
-    _send_start(hub.address, "0" * len(token), 1, pickle.dumps("forged"))
-    _send_start(hub.address, token, 1, pickle.dumps("start"))
+    _send_start(hub.address, "0" * len(token), 1, wire.dumps("forged"))
+    _send_start(hub.address, token, 1, wire.dumps("start"))
     assert arrived.wait(5)
     time.sleep(0.05)
     assert got == [(hub, 1, "start")]
@@ -104,9 +101,10 @@ def test_a_hub_takes_starts_only_with_its_token():
     closed = dead.getsockname()[:2]
     dead.close()
     arrived.clear()
-    missed = launch.push("job-5", [hub.address, hub.address, closed], [token, None, "x" * 32], pickle.dumps("pushed"))
+    missed = launch.push("job-5", [hub.address, hub.address, closed], [token, None, "x" * 32], wire.dumps("pushed"))
     assert missed == [1, 2] and arrived.wait(5)
     assert got[-1] == (hub, 0, "pushed")
+    hub.close()
 
 
 @pytest.fixture(scope="module")

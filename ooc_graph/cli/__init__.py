@@ -3,8 +3,9 @@
 Every failure is one line on stderr naming the file, line, value or budget, with exit status 2
 (1 for an internal error); ``-v``/``--debug`` add logging and the traceback. Output cut short by
 its reader (``ooc-graph info x.h5 | head -1``) ends quietly. SIGTERM unwinds the command, so that
-what it made for itself (the demo's temporary store, partial outputs) is removed, then ends the
-process as SIGTERM does.
+what it made for itself (the demo's temporary store, partial outputs, the local cluster of
+``--workers``/``--gpus`` and its result segments in /dev/shm) is removed, then ends the process as
+SIGTERM does.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def main(argv=None) -> int:
     try:
         return COMMANDS[a.command](a)
     except Terminated as err:  # temporary files are gone: now SIGTERM's usual course
+        _stop_runtime()  # SIGTERM's course skips exit handlers: the local clusters and results go first
         guard.release(err)
         return 128 + 15
     except OocGraphError as err:
@@ -46,6 +48,14 @@ def main(argv=None) -> int:
         return _fail(a, err, f"internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)", 1)
     finally:
         guard.release()
+
+
+def _stop_runtime() -> None:
+    """Close the local clusters this command started and remove its result segments, if it
+    started any (as exit does)."""
+    cluster = sys.modules.get("ooc_graph.runtime.cluster")
+    if cluster is not None:
+        cluster.shutdown()
 
 
 def _fail(a, err, line: str, status: int) -> int:

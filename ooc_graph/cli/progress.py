@@ -47,7 +47,7 @@ class Progress:
     def follow(self, job):
         """Wait for ``job``, showing rank 0's progress; returns its result."""
         try:
-            while job.status() in ("pending", "running"):
+            while job.status() in ("pending", "running", "unresponsive"):
                 record = job.progress()
                 if record and record.get("iteration"):
                     self.report(record["iteration"], record.get("measure"))

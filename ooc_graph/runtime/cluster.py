@@ -142,7 +142,8 @@ def release(client=None) -> None:
 
 
 def shutdown() -> None:
-    """Close the local clusters this process started (also done at exit)."""
+    """Close the local clusters this process started (also done at exit), then remove this
+    process's result segments: with the workers gone, none is made after."""
     with _LOCK:
         for cluster, client in _LOCAL.values():
             try:
@@ -151,6 +152,8 @@ def shutdown() -> None:
             except Exception:  # pragma: no cover - closing at exit: nothing left to report to
                 pass
         _LOCAL.clear()
+    from .segments import close_pool
+    close_pool()
 
 
 atexit.register(shutdown)

@@ -14,6 +14,7 @@ import inspect
 import itertools
 import logging
 import os
+import secrets
 import threading
 import time
 import uuid
@@ -29,6 +30,10 @@ from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
+from .ask import UNANSWERED, alive_workers, answers, closed, first_line, hubs, no_direct_starts, on_workers
+from .limits import RUN_SECONDS
+
+__all__ = ["submit", "Job", "run_distributed", "alive_workers", "hubs"]
 
 log = logging.getLogger("ooc_graph.runtime")
 # How often result() looks at the scheduler for workers that have gone.
@@ -58,43 +63,15 @@ def _bind(name: str, kwargs: dict) -> dict:
     return kwargs
 
 
-def alive_workers(client) -> list:
-    """The cluster's workers now, sorted (asked of the scheduler: the client's cached identity may
-    be refreshed without them at any moment; read from it directly where it is a local cluster's,
-    in this process)."""
-    known = _cluster.local_workers(client)
-    if known is not None:
-        return known
-    return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
-
-
-_HUBS: dict = {}  # (scheduler, worker) -> the worker's hub: (host, port), and its start token or None
-
-
-def hubs(client, workers: list) -> tuple:
-    """Each worker's hub address and the token for direct starts (:mod:`.launch`), asked of the
-    workers the first time only."""
-    scheduler = client.scheduler.address
-    missing = [w for w in workers if (scheduler, w) not in _HUBS]
-    if missing:
-        for w, got in client.run(_worker.hub_address, workers=missing).items():
-            _HUBS[(scheduler, w)] = (tuple(got[:2]), got[2])
-    known = [_HUBS[(scheduler, w)] for w in workers]
-    return [a for a, _ in known], [t for _, t in known]
-
-
-def _no_direct_starts(client, workers: list) -> None:
-    """Workers whose hubs could not be reached: their ranks wait for their tasks from now on."""
-    for w in workers:
-        address, _ = _HUBS.get((client.scheduler.address, w), (None, None))
-        if address is not None:
-            _HUBS[(client.scheduler.address, w)] = (address, None)
-
-
 def _workers_of(client, workers) -> list:
     """Worker addresses for a job, sorted (their rank order): all of the cluster's, the first
     ``workers`` of them, or those listed."""
-    alive = alive_workers(client)
+    if closed(client):
+        raise JobError("the dask client is closed: make a new one to submit jobs")
+    try:
+        alive = alive_workers(client)
+    except OSError as err:  # dask's CommClosedError among them
+        raise JobError(f"cannot reach the dask scheduler at {client.scheduler.address}: {err}") from err
     if not alive:
         raise JobError(f"the cluster at {client.scheduler.address} has no workers")
     if workers is None:
@@ -117,7 +94,7 @@ def _device(client, workers, device: str) -> str:
     if device != "auto":
         return device
     from ooc_graph.engine import gpu_available
-    seen = client.run(gpu_available, workers=workers)
+    seen = answers(client, gpu_available, workers, "whether it sees a GPU")
     return "gpu" if all(seen.values()) else "cpu"
 
 
@@ -155,14 +132,21 @@ def submit(client, algorithm: str, graph, *, workers=None, device: str = "auto",
     if store and hasattr(graph, "detach"):
         graph.detach()  # rank 0 writes into the file: this process must not hold it open meanwhile
     names = _workers_of(client, workers)
-    route = _reply.new_route()
+    chosen = _device(client, names, device)
+    hubs(client, names)  # asked once per worker: one that cannot answer fails the submission, named
+    job_id = f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}"
+    secret = secrets.token_bytes(32)  # this job's only: it reaches the workers inside its spec
     pool = _segments.pool()
-    spec = _worker.JobSpec(job_id=f"{algorithm}-{next(_COUNTER)}-{uuid.uuid4().hex[:8]}", algorithm=algorithm,
-                           path=path, kwargs=kwargs, workers=names, device=_device(client, names, device),
-                           store=store, client_host=_worker.host_identity(), reply_to=route[0],
-                           reply_key=route[1], segments=pool.offer(), client_key=pool.key,
-                           config=config.get().changes())
-    return Job(client, spec, graph if hasattr(graph, "path") else None)
+    spec = _worker.JobSpec(job_id=job_id, algorithm=algorithm, path=path, kwargs=kwargs, workers=names,
+                           device=chosen, store=store, client_host=_worker.host_identity(),
+                           reply_to=_reply.new_route(job_id, secret), segments=pool.offer(), client_key=pool.key,
+                           secret=secret, config=config.get().changes())
+    try:
+        return Job(client, spec, graph if hasattr(graph, "path") else None)
+    except BaseException:
+        _reply.forget(job_id)
+        pool.settle(spec.segments, job_id)
+        raise
 
 
 def _submit_ranks(client, spec, addresses) -> list:
@@ -178,10 +162,12 @@ def _submit_ranks(client, spec, addresses) -> list:
 
 
 class Job:
-    """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed`` or
-    ``cancelled``; ``progress()`` the latest iteration and convergence measure; ``result()``
-    waits for the result (arrays in host memory); ``cancel()`` stops every worker at its next
-    iteration."""
+    """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed``,
+    ``cancelled`` or ``unresponsive`` (rank 0's worker did not answer within
+    :data:`~.limits.RUN_SECONDS`: stopped, or overloaded); ``progress()`` the latest iteration and
+    convergence measure; ``result()`` waits for the result (arrays in host memory); ``cancel()``
+    stops every worker at its next iteration. None of them but ``result()`` waits longer than
+    :data:`~.limits.RUN_SECONDS` for the workers."""
 
     def __init__(self, client, spec, graph=None):
         self.client, self.spec, self.graph = client, spec, graph
@@ -190,12 +176,17 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
-        addresses, tokens = hubs(client, spec.workers)
+        self._addresses, self._tokens = addresses, tokens = hubs(client, spec.workers)
         # Each rank starts at once from its worker's hub; its task, which dask delivers
         # milliseconds later, waits for it (runtime/launch.py).
         missed = _launch.push(spec.job_id, addresses, tokens, _launch.encode(spec, addresses))
-        _no_direct_starts(client, [spec.workers[r] for r in missed])
-        self.futures = _submit_ranks(client, spec, addresses)
+        no_direct_starts(client, [spec.workers[r] for r in missed])
+        try:
+            self.futures = _submit_ranks(client, spec, addresses)
+        except Exception as err:  # the client or the scheduler went away meanwhile
+            _launch.cancel(spec.job_id, addresses, tokens)  # ranks started directly stop
+            raise JobError(f"job {self.id}: its tasks could not be queued on the cluster: "
+                           f"{type(err).__name__}: {first_line(err)}") from err
         self._sent = (time.perf_counter(), time.time())  # when the tasks left, by both clocks
         # Wakes result(): a task that ends, or rank 0's direct reply (same host: runtime/reply.py;
         # one that comes before the listener starts waits in the hub).
@@ -204,7 +195,7 @@ class Job:
         self._wake = wake = threading.Event()
         futures = self.futures
         self._listener = None if spec.reply_to is None else \
-            _reply.Listener(spec.reply_key, wake, lambda: all(f.done() for f in futures))
+            _reply.Listener(spec.job_id, spec.secret, wake, lambda: all(f.done() for f in futures))
         from distributed.client import done_callback
         for f in futures:  # on the client's event loop (add_done_callback's thread pool is shut
             client.loop.add_callback(done_callback, f, lambda _: wake.set())  # down before exit)
@@ -225,26 +216,56 @@ class Job:
             return "failed"
         if all(f.status == "finished" for f in self.futures):
             return "finished"
+        if closed(self.client):
+            try:
+                self._client_gone()
+            except JobError:
+                return "failed"
         record = self.progress()
+        if record and record.get("state") == "unresponsive":
+            return "unresponsive"
         return "running" if record and record.get("state") == "running" else "pending"
 
     def progress(self) -> dict | None:
         """Rank 0's latest record: ``state``, ``iteration``, ``measure`` (residual, or vertices
-        changed), ``seconds``; ``None`` before rank 0 has started."""
-        try:
-            got = self.client.run(_worker.job_progress, self.id, workers=self.spec.workers[:1], on_error="return")
-        except Exception:  # the worker is gone: result() reports that
+        changed), ``seconds``; ``None`` before rank 0 has started; ``{"state": "unresponsive",
+        "worker": ..., "waited": seconds}`` when its worker did not answer in time."""
+        if closed(self.client):
             return None
-        record = next(iter(got.values()), None)
+        worker = self.spec.workers[0]
+        try:
+            record = on_workers(self.client, _worker.job_progress, self.id, workers=[worker])[worker]
+        except Exception:  # the scheduler is gone: result() reports that
+            return None
+        if record is UNANSWERED:
+            return {"state": "unresponsive", "worker": worker, "waited": RUN_SECONDS}
         return record if isinstance(record, dict) else None
 
     def cancel(self) -> None:
-        """Stop the job: every rank stops at its next convergence report and frees its worker."""
+        """Stop the job: every rank stops at its next convergence report and frees its worker.
+        Returns at once for a worker that does not answer (the cancel reaches it when it does)."""
         self._cancelled = True
-        self.client.run(_worker.cancel_job, self.id, workers=self.spec.workers, on_error="ignore")
+        if not closed(self.client):
+            try:
+                on_workers(self.client, _worker.cancel_job, self.id, workers=self.spec.workers, keep=True)
+                return
+            except Exception as err:  # the scheduler cannot be reached: go to the workers directly
+                log.debug("job %s: cancel through dask failed (%s)", self.id, err)
+        _launch.cancel(self.id, self._addresses, self._tokens)
+
+    def _client_gone(self):
+        """The dask client was closed under the job: cancel it on the workers' hubs directly (the
+        ranks would otherwise run on and save a result no one takes), and fail."""
+        reached = _launch.cancel(self.id, self._addresses, self._tokens)
+        missed = [w for r, w in enumerate(self.spec.workers) if r not in reached]
+        self._fail(JobError("its dask client was closed before it finished; it was cancelled" +
+                            (f" (not on worker {', '.join(missed)}, which could not be reached)" if missed else "")))
 
     def _workers_gone(self) -> list:
-        alive = set(alive_workers(self.client))
+        try:
+            alive = set(alive_workers(self.client))
+        except Exception:  # the scheduler cannot say: none known gone
+            return []
         return [w for w in self.spec.workers if w not in alive]
 
     def _fail(self, err: BaseException, worker: str | None = None):
@@ -257,19 +278,25 @@ class Job:
     def _raise(self, err: BaseException, worker: str | None):
         if self._listener is not None:
             self._listener.close()
-        for f in self._all:
+        reachable = not closed(self.client)
+        for f in self._all if reachable else ():
             f.cancel()
         _segments.remove_made(self.id)  # results the ranks left for us (same host)
         _segments.pool().settle(self.spec.segments, self.id)
-        gone = set(self._workers_gone())
-        self.client.run(_worker.forget_job, self.id, workers=[w for w in self.spec.workers if w not in gone],
-                        on_error="ignore")
+        if reachable:
+            gone = set(self._workers_gone())
+            try:
+                on_workers(self.client, _worker.forget_job, self.id, keep=True,
+                           workers=[w for w in self.spec.workers if w not in gone])
+            except Exception as forget_err:  # the scheduler is gone too: nothing is kept for long
+                log.debug("job %s: could not forget it on the workers (%s)", self.id, forget_err)
         where = f" on worker {worker}" if worker else ""
         if self._cancelled or isinstance(err, JobCancelled):
             raise JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled") from None
         if isinstance(err, OocGraphError) and not isinstance(err, JobError):
             raise err  # the user's error (a bad source, a budget too small): as a local call raises it
-        raise JobError(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) failed{where}: {err}") from err
+        what = f"job {self.id} ({self.spec.algorithm} on {self.spec.path})"
+        raise JobError(f"{what} failed{where}: {first_line(err)}") from err
 
     def result(self, timeout: float | None = None):
         """Wait for the result (rank 0's, arrays in host memory) and return it; raises
@@ -289,6 +316,8 @@ class Job:
             parts = self._listener.parts if self._listener is not None else None
             if parts is not None:
                 break
+            if closed(self.client):
+                self._client_gone()
             if any(f.status == "error" for f in self.futures):
                 self._fail(*self._root_cause())
             if self._done():
@@ -334,14 +363,22 @@ class Job:
 
     def _root_cause(self):
         """The failure to report, and its worker: a rank's own error rather than the others'
-        "peer closed its connection" that followed it (given a moment to arrive)."""
+        "peer closed its connection" that followed it (given a moment to arrive), and a worker
+        that died rather than the one that saw it go."""
         deadline = time.monotonic() + 2 * POLL_SECONDS
         while True:
             failed = [(f.exception(), w) for f, w in zip(self.futures, self.spec.workers) if f.status == "error"]
             own = [(e, w) for e, w in failed if not isinstance(e, JobError)]
-            if own or time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
-                return (own or failed)[0]
+            if own:
+                return own[0]
+            if time.monotonic() > deadline or all(f.status != "pending" for f in self._all):
+                break
             time.sleep(0.05)
+        gone = self._workers_gone()
+        if gone:
+            err, seen_by = failed[0]
+            return JobError(f"the worker died (worker {seen_by} saw: {first_line(err)})"), ", ".join(gone)
+        return failed[0]
 
     def _done(self) -> bool:
         return all(f.status == "finished" for f in self.futures)

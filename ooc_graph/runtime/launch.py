@@ -9,22 +9,27 @@ thread of its own; the task, when it comes, only waits for that rank and returns
 first runs its rank itself, and a start that comes later is ignored: a rank runs once either way,
 and dask stays in charge of results and failures (a dead worker's task is lost as before).
 
-The start is a pickled ``(spec, addresses)``, and the hub takes it only with the token that the
-worker gave the client through dask (:func:`hub_token`): nothing else on the network can make a
-worker unpickle or run anything. A worker runs at most :data:`PUSHED` started ranks at once; the
-others wait for their tasks, as before.
+The start is plain data (:mod:`.wire`: the spec's fields and the hubs' addresses, msgpack; never
+a pickle), and the hub takes it only from a connection that proves the token the worker gave the
+client through dask (:func:`hub_token`), by an HMAC of the hub's nonce: nothing else on the network
+can start a rank. The spec carries the job's secret, which the ranks prove to one another; a spec
+that is not plain data (an algorithm keyword of another type) is not started directly: its ranks
+wait for their tasks. The same token lets the client cancel a job directly (:func:`cancel`), which
+it does when it can no longer reach the workers through dask. A worker runs at most :data:`PUSHED`
+started ranks at once; the others wait for their tasks, as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import pickle
 import secrets
 import socket
 import threading
 import time
 
-from . import mesh as _mesh
+from . import wire
+from .limits import MAX_PAYLOAD
 
 log = logging.getLogger("ooc_graph.runtime")
 # Started ranks a worker runs at once (more wait for their tasks).
@@ -123,29 +128,65 @@ def hub_token(hub) -> str:
     return hub.start_token
 
 
-def push(job: str, addresses: list, tokens: list, payload: bytes) -> list:
-    """The client's side: send each rank's start (``payload`` = the pickled spec and addresses)
-    to its worker's hub at ``addresses[r]`` with ``tokens[r]``; returns the ranks it could not
-    reach (their tasks start them)."""
-    missed = []
-    for rank, (address, token) in enumerate(zip(addresses, tokens)):
-        if token is None:
-            missed.append(rank)
+def push(job: str, addresses: list, tokens: list, payload: bytes | None) -> list:
+    """The client's side: send each rank's start (``payload``, from :func:`encode`) to its
+    worker's hub at ``addresses[r]``, proven with ``tokens[r]``; returns the ranks whose hub it
+    could not reach (their tasks start them, as they do a rank whose start failed otherwise).
+    Every connection is opened before any waits for its hub's nonce."""
+    if payload is None:
+        return []
+    socks = {r: _open(job, r, addresses[r]) for r, token in enumerate(tokens) if token is not None}
+    for rank, sock in socks.items():
+        if sock is None:
             continue
-        tag = (_mesh.START_TAG + token).encode()
         try:
-            with socket.create_connection(tuple(address), timeout=CONNECT_SECONDS) as sock:
-                sock.sendall(_mesh._HEADER.pack(len(tag)) + tag + _mesh._HEADER.pack(rank)
-                             + _mesh._HEADER.pack(len(payload)) + payload)
-        except OSError as err:
-            log.debug("job %s: no direct start for rank %d at %s (%s)", job, rank, address, err)
-            missed.append(rank)
-    return missed
+            with sock:
+                wire.introduce(sock, wire.START, job, rank, tokens[rank].encode(), payload)
+        except (OSError, EOFError) as err:
+            log.debug("job %s: no direct start for rank %d at %s (%s)", job, rank, addresses[rank], err)
+    return [r for r in range(len(addresses)) if r in socks and socks[r] is None or tokens[r] is None]
 
 
-def encode(spec, addresses: list) -> bytes:
-    return pickle.dumps((spec, list(addresses)), protocol=pickle.HIGHEST_PROTOCOL)
+def cancel(job: str, addresses: list, tokens: list) -> list:
+    """Cancel ``job`` on the workers' hubs directly, without dask (the client's connection to
+    the scheduler is gone); returns the ranks reached."""
+    reached = []
+    for rank, (address, token) in enumerate(zip(addresses, tokens)):
+        sock = None if token is None else _open(job, rank, address)
+        if sock is None:
+            continue
+        try:
+            with sock:
+                wire.introduce(sock, wire.CANCEL, job, rank, token.encode())
+            reached.append(rank)
+        except (OSError, EOFError) as err:
+            log.debug("job %s: no direct cancel for rank %d at %s (%s)", job, rank, address, err)
+    return reached
 
 
-def decode(payload: bytes):
-    return pickle.loads(payload)
+def _open(job: str, rank: int, address):
+    try:
+        return socket.create_connection(tuple(address), timeout=CONNECT_SECONDS)
+    except OSError as err:
+        log.debug("job %s: cannot reach the hub of rank %d at %s (%s)", job, rank, address, err)
+        return None
+
+
+def encode(spec, addresses: list) -> bytes | None:
+    """A start's payload: the spec's fields and the hubs' addresses as plain data; None when the
+    spec is not plain data (its ranks then wait for their tasks)."""
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    try:
+        payload = wire.dumps({"spec": fields, "addresses": [list(a) for a in addresses]})
+    except (TypeError, ValueError) as err:
+        log.debug("job %s: no direct start (%s)", spec.job_id, err)
+        return None
+    return payload if len(payload) <= MAX_PAYLOAD else None
+
+
+def decode(payload) -> tuple:
+    """``(spec fields, addresses)`` of a start's payload."""
+    got = wire.loads(payload)
+    if not isinstance(got, dict) or not isinstance(got.get("spec"), dict) or not isinstance(got.get("addresses"), list):
+        raise wire.ProtocolError("a start without a spec and addresses")
+    return got["spec"], [tuple(a) for a in got["addresses"]]

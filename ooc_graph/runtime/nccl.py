@@ -8,7 +8,9 @@ stream wait for them (:meth:`NcclComm.join_gathered` only for the gathers: the p
 ranks' sources need not wait for the sums all-reduced after them); every other collective joins
 first, so the communicator's operations never run at once.
 
-The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh. NCCL
+The NCCL unique id is made on rank 0 and handed to the others over the job's TCP mesh (plain
+bytes, as the generation numbers are: :func:`~.wire.pack_unique_id`; nothing from a peer is
+unpickled). NCCL
 blocks forever when a peer dies, so every collective is waited for by polling its stream while
 watching the mesh: a closed peer connection aborts the communicator and raises a
 :class:`~ooc_graph.errors.JobError` naming the worker. Communicators are kept between jobs on
@@ -17,7 +19,6 @@ the same workers (making one takes ~0.4 s), and dropped after any failure.
 
 from __future__ import annotations
 
-import pickle
 import time
 
 import cupy as cp
@@ -28,6 +29,7 @@ from ooc_graph.engine.exchange import Comm
 from ooc_graph.errors import JobError
 from ooc_graph.kernels import gpu
 
+from . import wire
 from .mesh import Mesh
 
 _TYPES = {np.dtype(np.float64): nccl.NCCL_FLOAT64, np.dtype(np.int64): nccl.NCCL_INT64,
@@ -47,12 +49,12 @@ def communicator(mesh: Mesh, key: tuple):
     """An NCCL communicator over the job's ranks: the one kept from an earlier job on exactly
     these workers when every rank still has it, else a new one bootstrapped over the mesh."""
     generation, comm = _COMMS.get(key, (-1, None))
-    seen = [pickle.loads(p) for p in mesh.allgather(pickle.dumps(generation))]
+    seen = [wire.unpack_generation(p) for p in mesh.allgather(wire.pack_generation(generation))]
     if min(seen) >= 0 and len(set(seen)) == 1:
         return comm
     drop(key)
-    uid = mesh.broadcast(pickle.dumps(nccl.get_unique_id() if mesh.rank == 0 else None), root=0)
-    comm = nccl.NcclCommunicator(mesh.size, pickle.loads(uid), mesh.rank)
+    uid = mesh.broadcast(wire.pack_unique_id(nccl.get_unique_id()) if mesh.rank == 0 else b"", root=0)
+    comm = nccl.NcclCommunicator(mesh.size, wire.unpack_unique_id(uid), mesh.rank)
     _COMMS[key] = (max(seen) + 1, comm)
     return comm
 

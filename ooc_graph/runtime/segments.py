@@ -10,8 +10,13 @@ client's :class:`Pool`, the next job is offered them, and every worker keeps its
 segment — page-locked with CUDA on a GPU worker, so the result leaves the device by DMA straight
 into the client's memory — for as long as the segment exists.
 
-Segments are named ``ooc-graph-seg-<client pid>-<client key>-<job id>-<i>``; a client removes its
-own at exit, and the segments of clients that have died when the next pool starts.
+Segments are named ``ooc-graph-seg-<client pid>-<client key>-<job id>-<i>``: whoever finds one
+whose client process has gone removes it. A client removes every segment named for it when it
+closes its pool (at exit, and when the local clusters it started are shut down, which the command
+line's SIGTERM path does too); each rank sweeps away the segments of clients that have died when
+it finishes a job (a client killed mid-job leaves its job's segments to its ranks), and so does
+every new pool. Only a client killed at once together with the workers it started (SIGKILL of a
+process with its own local cluster) leaves them until the next pool or job on that host.
 """
 
 from __future__ import annotations
@@ -133,9 +138,10 @@ class Pool:
             self._owned.discard(path)
 
     def close(self) -> None:
-        """Remove every segment of this client (results still mapped keep their memory)."""
+        """Remove every segment of this client, including those ranks made for a job still running
+        (results still mapped keep their memory)."""
         with self._lock:
-            for path in self._owned | set(self.free):
+            for path in self._owned | set(self.free) | set(glob.glob(str(SHARED_DIR / f"{PREFIX}-{self.key}-*"))):
                 _unlink(path)
             self._owned.clear()
             self.free.clear()
@@ -143,6 +149,14 @@ class Pool:
 
 _POOL = None
 _POOL_LOCK = threading.Lock()
+
+
+def close_pool() -> None:
+    """Remove this process's segments, if it made a pool (after its local clusters have stopped)."""
+    with _POOL_LOCK:
+        current = _POOL
+    if current is not None and current.key.split("-")[0] == str(os.getpid()):
+        current.close()
 
 
 def pool() -> Pool:
@@ -162,14 +176,37 @@ def _unlink(path: str) -> None:
 
 def _remove_orphans() -> None:
     """Remove the segments of clients on this host that have died."""
+    alive: dict = {}
     for path in glob.glob(str(SHARED_DIR / f"{PREFIX}-*")):
         try:
             pid = int(Path(path).name[len(PREFIX) + 1:].split("-")[0])
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        except ValueError:
+            continue
+        if pid not in alive:
+            alive[pid] = _alive(pid)
+        if not alive[pid]:
             _unlink(path)
-        except (ValueError, PermissionError):
-            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, not ours to signal
+        return True
+    return True
+
+
+def owned_path(path) -> str:
+    """``path`` if it names a segment (in :data:`SHARED_DIR`, named as segments are), else
+    ``ValueError``: a path that came over a connection is mapped only if it is one."""
+    p = Path(str(path))
+    if p.parent != SHARED_DIR or not p.name.startswith(PREFIX + "-") or p.name in (".", ".."):
+        raise ValueError(f"{str(path)!r} is not a result segment in {SHARED_DIR}")
+    return str(p)
 
 
 # -- the ranks ----------------------------------------------------------------------------------
@@ -232,6 +269,14 @@ def prune() -> None:
     with _MAPS_LOCK:
         for path in [p for p, e in _MAPS.items() if _gone(p, e)]:
             _drop(path)
+
+
+def sweep() -> None:
+    """A rank's end of a job: remove the segments of clients that have died (this job's, killed
+    while it ran, among them), and forget their mappings (a listing of the folder, tens of
+    microseconds)."""
+    _remove_orphans()
+    prune()
 
 
 def allocator(job_id: str, client_key: str, offered: list, lock_pages: bool):

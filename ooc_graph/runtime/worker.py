@@ -7,14 +7,14 @@ unchanged code with an engine placed on that share. The whole iteration loop run
 here: nothing per iteration goes through the client or the scheduler.
 
 The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
-runs on the workers with ``Client.run`` (on the worker's event loop, beside the task).
+runs on the workers with ``Client.run`` (on the worker's event loop, beside the task), and, once
+its dask client is closed, through a cancel on the worker's hub (proven with the hub's token).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 import socket
 import threading
 import time
@@ -31,6 +31,7 @@ from . import launch as _launch
 from . import mesh as _mesh
 from . import reply as _reply
 from . import segments as _segments
+from . import wire
 from .segments import SHARED_DIR
 from .partition import plan
 
@@ -71,11 +72,14 @@ class JobSpec:
     device: str              # "cpu" or "gpu", the same on every rank
     store: object = False    # save the result from rank 0 (True, or a result name)
     client_host: str = ""    # the client's host_identity(): results in shared memory if it is ours
-    reply_to: tuple | None = None  # the client's loopback hub and key (runtime/reply.py), same host only
-    reply_key: str = ""
+    reply_to: tuple | None = None  # the client's loopback hub (runtime/reply.py), same host only
     segments: list = ()      # the client's free shared-memory segments, offered for the results
     client_key: str = ""     # the client's segment pool (runtime/segments.py)
-    config: dict = field(default_factory=dict)  # the caller's changed settings (ooc_graph.config)
+    config: dict = field(default_factory=dict)  # the settings the caller made (ooc_graph.config)
+    # Made by the client for this job only: its ranks and its reply prove it to one another
+    # (runtime/wire.py). It reaches the workers only inside this spec (through dask, or the
+    # client's direct start, itself proven with the hub's token).
+    secret: bytes = b""
 
 
 def _worker_address() -> str:
@@ -92,13 +96,14 @@ def hub_address(dask_worker=None):
     ranks with that token (run by the client with ``Client.run``; :mod:`.launch`)."""
     host = urlparse(dask_worker.address if dask_worker is not None else _worker_address()).hostname or "127.0.0.1"
     h = _mesh.hub(host)
-    h.on_start = _started
+    h.on_start, h.on_cancel = _started, cancel_job
     return (*h.address, _launch.hub_token(h))
 
 
-def _started(hub, rank: int, payload: bytes) -> None:
+def _started(hub, rank: int, payload) -> None:
     """The client's direct start of a rank (on ``hub``'s thread): run it on a thread of its own."""
-    spec, addresses = _launch.decode(payload)
+    fields, addresses = _launch.decode(payload)
+    spec = JobSpec(**fields)
     _RANKS.pushed(spec.job_id, _run, spec, rank, addresses, hub, "direct")
 
 
@@ -171,7 +176,7 @@ def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
 def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     t0, started = time.perf_counter(), time.time()
     size = len(addresses)
-    m = _mesh.Mesh(spec.job_id, rank, addresses, hub, names=spec.workers,
+    m = _mesh.Mesh(spec.job_id, rank, addresses, hub, spec.secret, names=spec.workers,
                    abort=lambda: cancelled(spec.job_id))
     comm = graph = state = None
     timing = {"mesh": time.perf_counter() - t0}
@@ -192,12 +197,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
             comm = HostComm(m, ranges)
         timing["setup"] = time.perf_counter() - t0
         part = parts[rank]
-        empty = find = None
-        new = list
-        if shared:
-            _segments.prune()
-            empty, find, new = _segments.allocator(spec.job_id, spec.client_key, list(spec.segments),
-                                                   lock_pages=spec.device == "gpu")
+        empty, find, new = _allocator(spec, shared)
         placement = Placement(arc_range=part.arcs, comm=comm, key=("rank", rank, size, part.arcs),
                               on_report=_reporter(spec, rank), should_stop=lambda: cancelled(spec.job_id),
                               host_empty=empty)
@@ -227,11 +227,8 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
         if rank == 0:
             _progress(spec.job_id, state="finished")
-        if shared and spec.reply_to is not None:  # the client is on this host: hand it over directly
-            summaries = [pickle.loads(s) for s in m.allgather(pickle.dumps(summary))]
-            if rank == 0 and _reply_directly(spec, [{"summary": summary, "result": result}]
-                                             + [{"summary": s} for s in summaries[1:]]):
-                return {"summary": summary, "replied": True}
+        if shared and spec.reply_to is not None and _replied(spec, m, summary, result):
+            return {"summary": summary, "replied": True}
         if rank == 0:
             return {"summary": summary, "result": result}
         return {"summary": summary}
@@ -249,15 +246,35 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         m.close()  # on failure, the other ranks see the connection close at once
         if graph is not None:
             _checkin(spec.path, graph, state)
+        _segments.sweep()  # segments of clients that have gone (this job's, killed meanwhile, among them)
 
 
-def _reply_directly(spec: JobSpec, parts: list) -> bool:
-    """Rank 0 sends ``parts`` to the client (:mod:`.reply`); False if that failed (the result
-    then goes back through dask)."""
+def _allocator(spec: JobSpec, shared: bool):
+    """``(empty, find, new)`` of :func:`.segments.allocator` for the job's result arrays where
+    every rank shares the client's host, else ``(None, None, list)``."""
+    if not shared:
+        return None, None, list
+    _segments.prune()
+    return _segments.allocator(spec.job_id, spec.client_key, list(spec.segments), lock_pages=spec.device == "gpu")
+
+
+def _replied(spec: JobSpec, m, summary: dict, result) -> bool:
+    """The client is on this host: rank 0 hands it every rank's summary and its result directly
+    (:mod:`.reply`; the summaries gathered over the mesh, as plain data). True on rank 0 once
+    sent; False elsewhere, or where that failed (the result then goes back through dask)."""
     try:
-        _reply.send(spec.reply_to, spec.reply_key, parts)
+        mine = wire.dumps(summary)
+    except (TypeError, ValueError) as err:
+        log.debug("job %s: rank %d's summary is not plain data (%s)", spec.job_id, m.rank, err)
+        mine = b""  # every rank still takes part in the gather; rank 0 then replies through dask
+    gathered = m.allgather(mine)
+    if m.rank != 0 or not all(gathered):
+        return False
+    try:
+        parts = [{"summary": summary, "result": result}] + [{"summary": wire.loads(s)} for s in gathered[1:]]
+        _reply.send(spec.reply_to, spec.job_id, spec.secret, parts)
         return True
-    except OSError as err:
+    except (OSError, TypeError, ValueError) as err:
         log.warning("job %s: could not hand the result to the client directly (%s); returning it via dask",
                     spec.job_id, err)
         return False
@@ -323,5 +340,5 @@ def release_all() -> int:
         _GRAPHS.clear()
     for g in graphs:
         g.close()
-    _segments.prune()
+    _segments.sweep()
     return len(graphs)
