@@ -79,6 +79,7 @@ def _copy_store(src, out: AtomicFile, identity: str) -> None:
                             src.filename, key, err)
                 if key in results:
                     del results[key]
+        dst.flush()  # the checks compare the datasets' sizes with the file's
         check_store(dst, out.tmp)
 
 

@@ -149,11 +149,25 @@ class Graph(GraphResults):
                 if self._closed or self._h5 is not None:
                     h5.close()
                     continue
-                if F.store_identity(h5.attrs) != self.store_id:
+                try:
+                    self._same_graph(h5)
+                except BaseException:
                     h5.close()
-                    raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; "
-                                     "open it again")
+                    raise
                 self._attach(h5)
+
+    def _same_graph(self, h5):
+        """Refuse a file reopened at the path that is not this graph: another ``store_id``, or
+        (another file: compacted, or replaced) one that fails the checks at open or whose
+        tables differ from those this graph read."""
+        same = F.store_identity(h5.attrs) == self.store_id
+        if same and locking.file_key(h5.id.get_vfd_handle()) != self._key:
+            attrs, tables = check_store(h5, self.path)
+            same = all(attrs.get(k) == self.attrs.get(k) for k in ("num_vertices", "num_arcs", "directed",
+                                                                   "weighted", "interval_size", "chunk_arcs")) \
+                and all(np.array_equal(a, b) for a, b in zip(tables["blocks"], self.blocks))
+        if not same:
+            raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; open it again")
 
     @property
     def closed(self) -> bool:
