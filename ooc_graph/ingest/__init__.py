@@ -156,8 +156,6 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     (3, 3, 6)
     >>> G.close(); folder.cleanup()
     """
-    from ooc_graph.store import open_graph
-
     in_memory = isinstance(out, str) and out == MEMORY
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                                chunk_arcs=chunk_arcs, workers=workers, device=device, interval_size=interval_size)
@@ -220,7 +218,4 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         bar.close()
         builder.stages.add("parse", time.perf_counter() - started - builder.stages.seconds.get("add", 0.0))
         builder.finish()
-    if in_memory:
-        from ooc_graph.store.memory import MemoryGraph
-        return MemoryGraph(builder.memory_file, description)
-    return open_graph(out)
+    return builder.opened()

@@ -82,6 +82,7 @@ class GraphBuilder(StoreWriting):
         self._gpu = check_device(device)
         self.path = None if path is None else Path(path)
         self.memory_file = None  # the store, when path is None, once finished
+        self.written = None  # the stamp (stamps.stamp_of) of the file finished
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
         self.labels = None if labels is None else np.unique(np.asarray(labels, dtype=np.int64))
@@ -475,6 +476,7 @@ class GraphBuilder(StoreWriting):
         except BaseException:
             out.discard()
             raise
+        self._note_written(stats["store_id"])
         seconds = time.perf_counter() - self._t0
         log.info("wrote %s: %d vertices, %d arcs in %.1f s (%.3g input edges/s)", self.path, n,
                  stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))

@@ -19,6 +19,7 @@ from ooc_graph._memory import human
 from ooc_graph.errors import ParameterError, StoreError
 
 from . import _format as F
+from . import contents, stamps
 from ._validate import check_store
 from .locking import IO, detach_all, lock_timeout, retry_locked, signals_deferred
 from .writer import AtomicFile
@@ -156,7 +157,8 @@ def _compact(graph, timeout, auto):
         except BaseException:
             tmp.discard()
             raise
-        if swapped:
+        if swapped:  # the same graph data: a record that it passed the content checks carries over
+            stamps.record_written(path, graph.store_id, contents.GROUPS, was=stamps.stamp_of(st, graph.store_id))
             return st.st_size, os.path.getsize(path)
         tmp.discard()  # written to meanwhile: copy again
     if auto:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -15,9 +16,9 @@ from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
 from . import _format as F
-from . import locking
+from . import contents, locking, stamps
 from ._graph_results import GraphResults
-from ._validate import check_store
+from ._validate import check_block_table, check_store
 from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
 from .locking import IO
 
@@ -89,6 +90,7 @@ class Graph(GraphResults):
         self._h5, self._key, self._closed = None, None, False
         self._direct = None  # (file key, DirectReader, {dataset: ChunkTable or None}) once used
         self._engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
+        self._trust, self._vetting = (None, frozenset()), threading.Lock()  # (file key, content checks passed)
         self._timeout = locking.lock_timeout(lock_timeout)
         if not self.path.exists():
             raise StoreError(f"{self.path}: no such graph store")
@@ -169,6 +171,28 @@ class Graph(GraphResults):
         if not same:
             raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; open it again")
 
+    def _vet(self, name):
+        """Check, once per store, the datasets that reading ``name`` relies on (:mod:`.contents`)."""
+        key, passed = self._trust
+        group = contents.group_of(name, self.directed)
+        if group is None or (key == self._key and group in passed):
+            return
+        with self._vetting:
+            with self._file() as h5:
+                key, st = self._key, os.fstat(h5.id.get_vfd_handle())
+            if self._trust[0] != key:
+                self._trust = (key, frozenset())
+            if group not in self._trust[1]:
+                self._trust = (key, self._trust[1] | contents.ensure(self, group, stamps.stamp_of(st, self.store_id)))
+
+    def trust_written(self, stamp) -> None:
+        """Mark this graph's file as passing every content check, where it is still the file the
+        store's builder wrote (``stamp``: :func:`stamps.stamp_of` it taken after it was renamed
+        into place)."""
+        with self._file() as h5:
+            if stamps.stamp_of(os.fstat(h5.id.get_vfd_handle()), self.store_id) == stamp:
+                self._trust = (self._key, frozenset(contents.GROUPS))
+
     @property
     def closed(self) -> bool:
         return self._closed
@@ -233,6 +257,11 @@ class Graph(GraphResults):
             self._direct = None
 
     def _read(self, name, sel=slice(None)):
+        """Dataset ``name`` (or ``sel`` of it), once the content checks it needs have passed."""
+        self._vet(name)
+        return self._fetch(name, sel)
+
+    def _fetch(self, name, sel=slice(None)):
         try:
             if sel == slice(None):
                 with self._file() as h5:
@@ -332,8 +361,11 @@ class Graph(GraphResults):
 
     @cached_property
     def back_blocks(self):
-        """The CEL augmentation's block table: (offsets, source interval, destination interval)."""
-        return (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
+        """The CEL augmentation's block table: (offsets, source interval, destination interval),
+        checked as it is read (FORMAT.md's order; its last offset was checked at open)."""
+        table = (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
+        check_block_table(*table, len(self.intervals) - 1, self.path, "cel_aug", source_major=True)
+        return table
 
     def _back_selection(self, first, last, before, limit):
         """Augmentation blocks from source intervals first..last into destination intervals
@@ -372,7 +404,11 @@ class Graph(GraphResults):
 
     def _read_ranges(self, name, ranges, empty):
         """The ``(start, count)`` ranges of dataset ``name``, one after another, read straight into
-        an array from ``empty(shape, dtype)``."""
+        an array from ``empty(shape, dtype)``, once the content checks it needs have passed."""
+        self._vet(name)
+        return self._fetch_ranges(name, ranges, empty)
+
+    def _fetch_ranges(self, name, ranges, empty):
         with self._file() as h5:
             try:
                 dtype = h5[name].dtype

@@ -36,7 +36,7 @@ from ooc_graph._memory import human
 from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError
 
 from . import _format as F
-from . import temporary
+from . import contents, stamps, temporary
 from ._validate import plain
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
@@ -200,7 +200,8 @@ def _open_for_writing(graph):
 @contextmanager
 def writing(graph, timeout: float, what: str):
     """The store open for writing, this process's other handles on it detached and :data:`IO`
-    held; SIGINT/SIGTERM wait until the file is closed."""
+    held; SIGINT/SIGTERM wait until the file is closed. A record that the store passed its
+    content checks carries over to the file written (a result changes no graph data)."""
     def attempt():
         IO.acquire()
         try:
@@ -212,10 +213,12 @@ def writing(graph, timeout: float, what: str):
     h5 = retry_locked(attempt, path=graph.path, timeout=timeout, what=what)
     try:
         with signals_deferred():
+            was = stamps.stamp_of(os.fstat(h5.id.get_vfd_handle()), graph.store_id)
             try:
                 yield h5
             finally:
                 h5.close()
+            stamps.record_written(graph.path, graph.store_id, contents.GROUPS, was=was)
     finally:
         IO.release()
 
