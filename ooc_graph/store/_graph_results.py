@@ -8,7 +8,7 @@ from pathlib import Path
 
 import h5py
 
-from ooc_graph.errors import ParameterError, StoreError
+from ooc_graph.errors import ParameterError, StoreError, shown
 
 from . import _format as F
 from . import compact as C
@@ -43,7 +43,7 @@ class GraphResults:
                     raise StoreError(f"{self.path}: result {name!r} is damaged ({err}); compact the store to "
                                      "remove it, or compute it again") from err
             if not isinstance(grp, h5py.Group):
-                stored = ", ".join(self.results()) or "none"
+                stored = ", ".join(map(shown, self.results())) or "none"
                 raise ParameterError(f"no result {name!r} in {self.path} (stored: {stored})")
             return R.read_group(grp, str(self.path))
 

@@ -33,11 +33,12 @@ import h5py
 import numpy as np
 
 from ooc_graph._memory import human
-from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError
+from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError, shown
 
 from . import _format as F
 from . import contents, stamps, temporary
-from ._validate import plain
+from ._structure import check_result_shapes, check_structure
+from ._validate import json_attr, read_attrs
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
 from .writer import AtomicFile, write_array
@@ -67,13 +68,14 @@ class _NotWritable(Exception):
     """The store cannot take a write; the message says why, as a phrase."""
 
 
-def check_result_name(name) -> str:
-    """A result name: a non-empty string without '/', NUL or a leading '.' (names beginning with
-    '.' are reserved for results being written)."""
-    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\0" in name \
+def check_result_name(name, error=ParameterError) -> str:
+    """A result name: a non-empty string of printable characters (no control characters, which
+    would reach a terminal as they are) without '/' or a leading '.' (names beginning with '.' are
+    reserved for results being written). ``error``: the class raised."""
+    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or not name.isprintable() \
             or len(name) > 200:
-        raise ParameterError(f"result name must be a non-empty string of at most 200 characters, not starting "
-                             f"with '.' and without '/' (got {name!r})")
+        raise error(f"result name must be a non-empty string of at most 200 printable characters, not starting "
+                    f"with '.' and without '/' (got {name!r})")
     return name
 
 
@@ -96,15 +98,12 @@ def read_group(grp, where: str) -> dict:
     """A stored result: its arrays, and ``attrs`` with ``parameters`` and ``stats`` as dicts."""
     try:
         out = {k: grp[k][()] for k in grp.keys()}
-        attrs = {k: plain(v) for k, v in grp.attrs.items()}
+        attrs = read_attrs(grp, where)
     except (KeyError, OSError, RuntimeError, ValueError) as err:
-        raise StoreError(f"{where}: result {grp.name} is damaged ({err}); drop it or compute it again") from err
+        raise StoreError(f"{where}: result {shown(grp.name)} is damaged ({err}); drop it or compute it again") from err
     for k in _JSON_ATTRS:
         if isinstance(attrs.get(k), str):
-            try:
-                attrs[k] = json.loads(attrs[k])
-            except ValueError as err:
-                raise StoreError(f"{where}: attribute {k} of {grp.name} is not JSON ({attrs[k][:40]!r})") from err
+            attrs[k] = json_attr(attrs, k, f"{where}: result {shown(grp.name)}")
     out["attrs"] = attrs
     return out
 
@@ -320,18 +319,35 @@ def _is_result_file(path: Path) -> bool:
 
 def read_result_file(path) -> dict:
     """The result in a file written beside a store: as :meth:`Graph.load_result`, plus ``name``,
-    ``store`` (path of the store it was computed on), ``store_id`` and ``reason``."""
+    ``store`` (path of the store it was computed on), ``store_id`` and ``reason``. The file holds
+    what FORMAT.md says and no more (checked as a store is at open), one result of a valid name,
+    its arrays one value per vertex."""
     path = Path(path)
     try:
         with h5py.File(path, "r") as h5:
-            if h5.attrs.get("format") != RESULT_FILE_FORMAT or len(h5.get(F.RESULTS, ())) != 1:
+            meta = read_attrs(h5, path)
+            if meta.get("format") != RESULT_FILE_FORMAT:
                 raise StoreError(f"{path}: not an ooc_graph result file")
-            name = next(iter(h5[F.RESULTS]))
+            shapes = check_structure(h5, path, result_file=True)
+            names = list(h5.get(F.RESULTS, ()))
+            if len(names) != 1:
+                raise StoreError(f"{path}: an ooc_graph result file holds one result "
+                                 f"(found {len(names)}: {shown(', '.join(names)[:80])})")
+            name = check_result_name(names[0], _BadResultFile)
+            n = meta.get("num_vertices")
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise StoreError(f"{path}: attribute num_vertices is {shown(repr(n)[:40])}, not a vertex count")
+            check_result_shapes(shapes, n, path)
             out = read_group(h5[F.RESULTS][name], str(path))
-            meta = {k: plain(h5.attrs.get(k)) for k in ("store", F.STORE_ID, "reason", "num_vertices")}
+    except _BadResultFile as err:
+        raise StoreError(f"{path}: {err}") from err
     except OSError as err:
         raise StoreError(f"{path}: not a readable ooc_graph result file ({err})") from err
-    return {**out, "name": name, **meta}
+    return {**out, "name": name, **{k: meta.get(k) for k in ("store", F.STORE_ID, "reason", "num_vertices")}}
+
+
+class _BadResultFile(Exception):
+    """A result file's result name is not one a result may have."""
 
 
 def fallback_results(graph) -> list[Path]:
@@ -352,7 +368,7 @@ def import_result(graph, path, *, timeout=None) -> str:
     """Move a result file written beside the store into it (then delete the file); its name."""
     r = read_result_file(path)
     if r[F.STORE_ID] != graph.store_id or r["num_vertices"] != graph.num_vertices:
-        raise ParameterError(f"{path} holds a result of another graph ({r['store']}), not of {graph.path}")
+        raise ParameterError(f"{path} holds a result of another graph ({shown(str(r['store']))}), not of {graph.path}")
     arrays = {k: v for k, v in r.items() if isinstance(v, np.ndarray)}
     attrs = {k: json.dumps(v) if k in _JSON_ATTRS and not isinstance(v, str) else v for k, v in r["attrs"].items()}
     _modify(graph, lambda h5, results: _write_group(results, r["name"], arrays, attrs),
@@ -367,7 +383,7 @@ def drop(graph, name: str, *, timeout=None) -> None:
 
     def delete(h5, results):
         if name not in results:
-            stored = ", ".join(k for k in results if not k.startswith(".")) or "none"
+            stored = ", ".join(shown(k) for k in results if not k.startswith(".")) or "none"
             raise ParameterError(f"no result {name!r} in {graph.path} (stored: {stored})")
         try:
             del results[name]
