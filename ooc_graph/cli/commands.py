@@ -32,8 +32,11 @@ def _rate(G) -> str:
     """Input edges, seconds and edges/s of the build, as the store records them (so ``convert``
     and ``info`` say the same)."""
     b = G.built_by
-    return (f"{b.get('input_edges', 0):,} input edges in {float(b.get('seconds', 0)):.2f} s "
-            f"({b.get('input_edges_per_second', 0):,} edges/s)")
+    try:
+        return (f"{int(b.get('input_edges', 0)):,} input edges in {float(b.get('seconds', 0)):.2f} s "
+                f"({int(b.get('input_edges_per_second', 0)):,} edges/s)")
+    except (TypeError, ValueError, OverflowError):  # a build record this library did not write
+        return "no build counts recorded"
 
 
 def info(a) -> int:

@@ -20,7 +20,8 @@ def is_store(path: Path) -> bool:
         if not h5py.is_hdf5(path):
             return False
         with h5py.File(path, "r", locking=False) as h5:
-            return h5.attrs.get("format") == F.FORMAT_NAME
+            name = h5.attrs.get("format")
+            return isinstance(name, str) and name == F.FORMAT_NAME
     except Exception:  # unreadable, truncated, locked: not a store we may replace
         return False
 

@@ -21,7 +21,7 @@ from ooc_graph._progress import progress_bar
 from ooc_graph.partitioning.cel import blocks_of_sorted
 from ooc_graph.store import _format as F
 from ooc_graph.store import contents, stamps
-from ooc_graph.store.graph import encode_labels
+from ooc_graph.store.labels import encode_labels
 from ooc_graph.store.chunks import ChunkWriter
 from ooc_graph.store.writer import write_array
 

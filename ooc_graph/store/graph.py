@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from contextlib import contextmanager
@@ -18,8 +17,9 @@ from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 from . import _format as F
 from . import contents, locking, stamps
 from ._graph_results import GraphResults
-from ._validate import check_block_table, check_store
+from ._validate import check_block_table, check_store, json_attr
 from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
+from .labels import check_increasing, decode_labels
 from .locking import IO
 
 # Read the large datasets' chunks straight from the file on several threads (store/direct.py),
@@ -53,23 +53,6 @@ def open_graph(path, *, lock_timeout=None) -> "Graph":
     writes to it for longer than ``lock_timeout`` seconds (default ``$OOC_GRAPH_LOCK_TIMEOUT``, else 60).
     """
     return Graph(path, lock_timeout=lock_timeout)
-
-
-def encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
-    """String ids as stored: their UTF-8 bytes one after another (uint8) and n + 1 offsets."""
-    encoded = [str(v).encode("utf-8") for v in labels]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), np.uint8), offsets
-
-
-def decode_labels(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`encode_labels`: an object array of Python strings."""
-    raw = data.tobytes()
-    bounds = offsets.tolist()
-    out = np.empty(len(bounds) - 1, dtype=object)
-    out[:] = [raw[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])]
-    return out
 
 
 class Graph(GraphResults):
@@ -220,7 +203,7 @@ class Graph(GraphResults):
 
     @property
     def built_by(self) -> dict:
-        return json.loads(self.attrs.get("built_by", "{}"))
+        return json_attr(self.attrs, "built_by", self.path)
 
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
@@ -290,10 +273,10 @@ class Graph(GraphResults):
         """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``: int64,
         or Python strings (an object array) in a store with string ids."""
         if self.string_labels:
-            return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS))
+            return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS), self.path)
         with self._file() as h5:
             present = F.LABELS in h5
-        return self._read(F.LABELS) if present else None
+        return check_increasing(self._read(F.LABELS), F.LABELS, self.path) if present else None
 
     @cached_property
     def string_labels(self) -> bool:
@@ -326,7 +309,8 @@ class Graph(GraphResults):
         if labels is None:
             v = int(label)
             if not 0 <= v < self.num_vertices:
-                raise ParameterError(f"vertex {label!r} is not in the graph (ids are 0..{self.num_vertices - 1})")
+                ids = f"ids are 0..{self.num_vertices - 1}" if self.num_vertices else "the store has no vertices"
+                raise ParameterError(f"vertex {label!r} is not in the graph ({ids})")
             return v
         i = int(np.searchsorted(labels, label))
         if i >= len(labels) or labels[i] != label:
