@@ -22,7 +22,7 @@ from . import _format as F
 from . import contents, stamps
 from ._validate import check_store
 from .locking import IO, detach_all, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile
+from .writer import AtomicFile, write_error
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -124,8 +124,9 @@ def _compact(graph, timeout, auto):
                     _copy_store(src, tmp, graph.store_id)
                 except BaseException as err:
                     tmp.discard()
-                    if isinstance(err, OSError):
-                        raise StoreError(f"{path}: not compacted: writing the copy failed ({err})") from err
+                    if isinstance(err, (OSError, RuntimeError)):
+                        reason = write_error(err, path.parent).strerror
+                        raise StoreError(f"{path}: not compacted: writing the copy failed ({reason})") from err
                     raise
         finally:
             with IO:

@@ -41,7 +41,7 @@ from ._structure import check_result_shapes, check_structure
 from ._validate import json_attr, read_attrs
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile, write_array
+from .writer import AtomicFile, DiskFull, WrittenFile, reserved, write_array, write_error
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -150,7 +150,7 @@ def _note_unused(h5, results) -> int:
 
 
 def _open_file(path, mode):
-    return h5py.File(path, mode)
+    return h5py.File(path, mode) if mode == "r" else WrittenFile(path, mode)
 
 
 def _identity_at(path) -> str:
@@ -197,10 +197,12 @@ def _open_for_writing(graph):
 
 
 @contextmanager
-def writing(graph, timeout: float, what: str):
+def writing(graph, timeout: float, what: str, nbytes: int = 0):
     """The store open for writing, this process's other handles on it detached and :data:`IO`
-    held; SIGINT/SIGTERM wait until the file is closed. A record that the store passed its
-    content checks carries over to the file written (a result changes no graph data)."""
+    held, room for ``nbytes`` of data set aside on its disk (:func:`.writer.reserved`: a full disk
+    is :class:`_NotWritable` before anything is written); SIGINT/SIGTERM wait until the file is
+    closed. A record that the store passed its content checks carries over to the file written
+    (a result changes no graph data)."""
     def attempt():
         IO.acquire()
         try:
@@ -214,12 +216,22 @@ def writing(graph, timeout: float, what: str):
         with signals_deferred():
             was = stamps.stamp_of(os.fstat(h5.id.get_vfd_handle()), graph.store_id)
             try:
-                yield h5
+                with _room(h5, nbytes):
+                    yield h5
             finally:
                 h5.close()
             stamps.record_written(graph.path, graph.store_id, contents.GROUPS, was=was)
     finally:
         IO.release()
+
+
+@contextmanager
+def _room(h5, nbytes: int):
+    try:
+        with reserved(h5, nbytes):
+            yield
+    except DiskFull as err:
+        raise _NotWritable(err.strerror) from err
 
 
 def _check_room(folder: Path, nbytes: int) -> None:
@@ -228,7 +240,8 @@ def _check_room(folder: Path, nbytes: int) -> None:
     except OSError:
         return
     if free < nbytes + (nbytes >> 3) + (1 << 20):
-        raise _NotWritable(f"the disk holding it has {human(free)} free and the result needs {human(nbytes)}")
+        raise _NotWritable(f"disk full: the disk holding it has {human(free)} free ({free:,} bytes) and the result "
+                           f"needs {human(nbytes)}")
 
 
 def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedResult:
@@ -244,8 +257,9 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
     timeout = lock_timeout(timeout)
     writing_started = False
     try:
-        _check_room(graph.path.parent, sum(v.nbytes for v in arrays.values()))
-        with writing(graph, timeout, f"saving result {name!r}") as h5:
+        nbytes = sum(v.nbytes for v in arrays.values())
+        _check_room(graph.path.parent, nbytes)
+        with writing(graph, timeout, f"saving result {name!r}", nbytes) as h5:
             writing_started = True
             results = h5.require_group(F.RESULTS)
             _clean_partials(results)
@@ -263,7 +277,7 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
     except _NotWritable as err:
         reason = str(err)
     except (OSError, RuntimeError, ValueError, KeyError) as err:
-        reason = f"writing it failed ({err})"
+        reason = f"writing it failed ({write_error(err, graph.path).strerror})"
     else:
         maybe_compact(graph, unused)
         return SavedResult(name, graph.path, True)
@@ -299,7 +313,7 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
             out.discard()
             if not isinstance(err, (OSError, RuntimeError, ValueError)):
                 raise
-            errors.append(f"{folder}: {err}")
+            errors.append(f"{folder}: {write_error(err, folder).strerror}")
     raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
                      f"written for it ({'; '.join(errors)})")
 
@@ -372,7 +386,7 @@ def import_result(graph, path, *, timeout=None) -> str:
     arrays = {k: v for k, v in r.items() if isinstance(v, np.ndarray)}
     attrs = {k: json.dumps(v) if k in _JSON_ATTRS and not isinstance(v, str) else v for k, v in r["attrs"].items()}
     _modify(graph, lambda h5, results: _write_group(results, r["name"], arrays, attrs),
-            f"importing result {r['name']!r}", timeout)
+            f"importing result {r['name']!r}", timeout, sum(a.nbytes for a in arrays.values()))
     Path(path).unlink()
     return r["name"]
 
@@ -394,10 +408,10 @@ def drop(graph, name: str, *, timeout=None) -> None:
     _modify(graph, delete, f"dropping result {name!r}", timeout)
 
 
-def _modify(graph, change, what, timeout):
+def _modify(graph, change, what, timeout, nbytes: int = 0):
     timeout = lock_timeout(timeout)
     try:
-        with writing(graph, timeout, what) as h5:
+        with writing(graph, timeout, what, nbytes) as h5:
             results = h5.require_group(F.RESULTS)
             _clean_partials(results)
             change(h5, results)
@@ -407,5 +421,5 @@ def _modify(graph, change, what, timeout):
     except (KeyError, OSError, RuntimeError, ValueError) as err:
         if isinstance(err, ParameterError):
             raise
-        raise StoreError(f"{graph.path}: {what} failed ({err})") from err
+        raise StoreError(f"{graph.path}: {what} failed ({write_error(err, graph.path).strerror})") from err
     maybe_compact(graph, unused)
