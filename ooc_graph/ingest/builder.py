@@ -36,6 +36,7 @@ from .output import check_output, write_failure
 from .scratch import Spill, TermGuard, make_scratch
 from .sorting import check_device
 from .stages import Stages
+from .text import real_weights
 from .writing import StoreWriting
 
 log = logging.getLogger("ooc_graph.ingest")
@@ -166,7 +167,7 @@ class GraphBuilder(StoreWriting):
         if self.weighted:
             if weight is None:
                 raise InputError("the graph is weighted but this chunk of edges has no weights")
-            weight = np.asarray(weight, dtype=np.float64)
+            weight = real_weights(weight, "weights")
             if weight.shape != src.shape:
                 raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
             weight = self._stored_weights(weight, locate)
