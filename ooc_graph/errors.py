@@ -68,3 +68,11 @@ class ResultNotStoredWarning(UserWarning):
 def choice(name: str, value, choices) -> ParameterError:
     """The standard 'unknown X' error: names the value and lists the valid choices."""
     return ParameterError(f"unknown {name} {value!r} (valid: {', '.join(map(str, choices))})")
+
+
+def shown(text) -> str:
+    """``text`` as a message may show it: itself where every character is printable, else its
+    ``repr`` (escaped), so that a name read from a file cannot put control characters or terminal
+    escape sequences on a terminal, nor break a one-line error."""
+    text = text if isinstance(text, str) else str(text)
+    return text if text.isprintable() else repr(text)

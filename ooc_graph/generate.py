@@ -29,7 +29,6 @@ from .ingest.output import check_flags, check_output
 from .ingest.sorting import check_device
 from .kernels import cpu as cpu_kernels
 from .kernels import cpu_generate
-from .store import open_graph
 
 __all__ = ["rmat", "urand", "grid", "GENERATORS"]
 
@@ -129,7 +128,7 @@ def _write(out, edges, *, n, directed, weighted, source, **opts):
             edges.close()  # stops the generating threads if the builder failed
         b.stages.add("generate", time.perf_counter() - t - b.stages.seconds.get("add", 0.0))
         b.finish()
-    return open_graph(out)
+    return b.opened()
 
 
 def rmat(out, scale: int, edge_factor: int = 16, *, a: float = 0.57, b: float = 0.19, c: float = 0.19,

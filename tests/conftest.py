@@ -44,6 +44,15 @@ def _tiny_build_budgets(monkeypatch):
     monkeypatch.setattr(footprint, "CHUNK_WRITER_COPIES", 0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _checked_stores_cache(tmp_path_factory):
+    """Records of stores that passed the content checks (ooc_graph/store/stamps.py) go to the
+    session's temporary folder, not the user's cache (subprocesses inherit it)."""
+    os.environ["OOC_GRAPH_CHECK_CACHE"] = str(tmp_path_factory.mktemp("checked"))
+    yield
+    os.environ.pop("OOC_GRAPH_CHECK_CACHE", None)
+
+
 @pytest.fixture
 def configure():
     """Change ``ooc_graph.config`` settings for the rest of the test, as ``config.set`` takes them:

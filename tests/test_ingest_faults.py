@@ -302,9 +302,12 @@ def test_temporary_store_is_made_not_truncated(tmp_path, monkeypatch):
     store); a file already at a name it creates is refused and left as it was."""
     from ooc_graph.store import writer
     opened = []
-    real = writer.h5py.File
-    monkeypatch.setattr(writer.h5py, "File", lambda path, mode, **kw: opened.append((Path(path), mode))
-                        or real(path, mode, **kw))
+    real = writer.WrittenFile.__init__  # every file this library writes
+
+    def record(self, path, mode, **kw):
+        opened.append((Path(path), mode))
+        real(self, path, mode, **kw)
+    monkeypatch.setattr(writer.WrittenFile, "__init__", record)
     ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False).close()
     assert [(p.parent.name.startswith(".g.h5.partial-"), m) for p, m in opened if m != "r"] == [(True, "x")]
     f = writer.AtomicFile(tmp_path / "h.h5")

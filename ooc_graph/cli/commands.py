@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning
+from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, shown
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -32,8 +32,11 @@ def _rate(G) -> str:
     """Input edges, seconds and edges/s of the build, as the store records them (so ``convert``
     and ``info`` say the same)."""
     b = G.built_by
-    return (f"{b.get('input_edges', 0):,} input edges in {float(b.get('seconds', 0)):.2f} s "
-            f"({b.get('input_edges_per_second', 0):,} edges/s)")
+    try:
+        return (f"{int(b.get('input_edges', 0)):,} input edges in {float(b.get('seconds', 0)):.2f} s "
+                f"({int(b.get('input_edges_per_second', 0)):,} edges/s)")
+    except (TypeError, ValueError, OverflowError):  # a build record this library did not write
+        return "no build counts recorded"
 
 
 def info(a) -> int:
@@ -50,12 +53,19 @@ def info(a) -> int:
               f"chunks {G.num_chunks:,} x {G.chunk_arcs:,} arcs  {G.cel_nbytes_per_arc()} bytes/arc")
         if G.weighted:
             print(f"  weights {at['weight_dtype']} in [{at['min_weight']:g}, {at['max_weight']:g}]")
-        print(f"  built by {G.built_by.get('tool')} from {G.built_by.get('source')}: {_rate(G)}")
-        for name in G.results():
+        print(f"  built by {shown(G.built_by.get('tool'))} from {shown(G.built_by.get('source'))}: {_rate(G)}")
+        for name in G.results():  # names and attributes as the file has them: escaped (errors.shown)
             r = G.load_result(name)["attrs"]
-            print(f"  result {name}: {r.get('algorithm')} {r.get('iterations')} iterations, "
-                  f"{float(r.get('seconds', 0)):.3f} s, {r.get('timestamp')}")
+            print(f"  result {shown(name)}: {shown(r.get('algorithm'))} {shown(r.get('iterations'))} iterations, "
+                  f"{_seconds(r.get('seconds'))} s, {shown(r.get('timestamp'))}")
     return 0
+
+
+def _seconds(value) -> str:
+    try:
+        return f"{float(value or 0):.3f}"
+    except (TypeError, ValueError):
+        return shown(value)
 
 
 def convert(a) -> int:
@@ -164,15 +174,16 @@ def results(a) -> int:
     from ooc_graph import open as open_graph
     with open_graph(a.store) as G:
         if a.action == "list":
-            for name in G.results():
+            for name in G.results():  # escaped where the file holds control characters (errors.shown)
                 r = G.load_result(name)["attrs"]
-                print(f"{name}\t{r.get('algorithm')}\t{r.get('iterations')} iterations\t{r.get('timestamp')}")
+                print(f"{shown(name)}\t{shown(r.get('algorithm'))}\t{shown(r.get('iterations'))} iterations\t"
+                      f"{shown(r.get('timestamp'))}")
         elif a.action == "drop":
             if not a.name:
                 raise ParameterError("results drop: name the result to drop "
-                                     f"(stored: {', '.join(G.results()) or 'none'})")
+                                     f"(stored: {', '.join(map(shown, G.results())) or 'none'})")
             G.drop_result(a.name)
-            print(f"dropped {a.name} from {G.path}")
+            print(f"dropped {shown(a.name)} from {G.path}")
         else:
             before = os.path.getsize(G.path)
             G.compact()

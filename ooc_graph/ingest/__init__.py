@@ -17,7 +17,7 @@ from .footprint import reader_options
 from .formats import READERS, array_source, detect_format, input_files
 from .output import check_flags, check_output
 from .strings import networkx_string_ends, string_array_source
-from .text import check_input, clip
+from .text import check_input, clip, real_weights
 
 __all__ = ["convert", "GraphBuilder", "READERS", "MEMORY"]
 log = logging.getLogger("ooc_graph.ingest")
@@ -60,7 +60,7 @@ def _python_source(obj, directed):
         coo = obj.tocoo()
         if coo.shape[0] != coo.shape[1]:
             raise InputError(f"scipy.sparse adjacency matrix must be square (got shape {coo.shape})")
-        data = np.asarray(coo.data, dtype=np.float64)
+        data = real_weights(coo.data, "scipy.sparse matrix")
         weighted = bool(data.size) and not np.all(data == 1)
         cols = (coo.row, coo.col, data) if weighted else (coo.row, coo.col)
         source = array_source(cols, name="scipy.sparse matrix")
@@ -156,8 +156,6 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     (3, 3, 6)
     >>> G.close(); folder.cleanup()
     """
-    from ooc_graph.store import open_graph
-
     in_memory = isinstance(out, str) and out == MEMORY
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                                chunk_arcs=chunk_arcs, workers=workers, device=device, interval_size=interval_size)
@@ -220,7 +218,4 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         bar.close()
         builder.stages.add("parse", time.perf_counter() - started - builder.stages.seconds.get("add", 0.0))
         builder.finish()
-    if in_memory:
-        from ooc_graph.store.memory import MemoryGraph
-        return MemoryGraph(builder.memory_file, description)
-    return open_graph(out)
+    return builder.opened()

@@ -37,6 +37,7 @@ from .output import check_output, write_failure
 from .scratch import Spill, TermGuard, make_scratch
 from .sorting import check_device
 from .stages import Stages
+from .text import real_weights
 from .writing import StoreWriting
 
 log = logging.getLogger("ooc_graph.ingest")
@@ -80,6 +81,7 @@ class GraphBuilder(StoreWriting):
         self._gpu = check_device(device)
         self.path = None if path is None else Path(path)
         self.memory_file = None  # the store, when path is None, once finished
+        self.written = None  # the stamp (stamps.stamp_of) of the file finished
         self.directed, self.weighted = bool(directed), bool(weighted)
         self.num_vertices = None if num_vertices is None else int(num_vertices)
         self.labels = None if labels is None else np.unique(np.asarray(labels, dtype=np.int64))
@@ -163,7 +165,7 @@ class GraphBuilder(StoreWriting):
         if self.weighted:
             if weight is None:
                 raise InputError("the graph is weighted but this chunk of edges has no weights")
-            weight = np.asarray(weight, dtype=np.float64)
+            weight = real_weights(weight, "weights")
             if weight.shape != src.shape:
                 raise InputError(f"weights must have one value per edge (got {weight.shape} for {src.shape} edges)")
             weight = self._stored_weights(weight, locate)
@@ -474,6 +476,7 @@ class GraphBuilder(StoreWriting):
         except BaseException:
             out.discard()
             raise
+        self._note_written(stats["store_id"])
         seconds = time.perf_counter() - self._t0
         log.info("wrote %s: %d vertices, %d arcs in %.1f s (%.3g input edges/s)", self.path, n,
                  stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))

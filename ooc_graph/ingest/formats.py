@@ -18,7 +18,7 @@ from ooc_graph.errors import InputError, choice
 
 from .strings import columns, first_lines, numeric, string_file_source
 from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression, header_lines, is_hdf5,
-                   parse_arrow, parse_plain, stem)
+                   parse_arrow, parse_plain, real_weights, stem)
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -127,6 +127,8 @@ def read_edgelist(path: Path, opts: dict) -> Source:
     delim = opts.get("delimiter")
     delim = delim.encode() if delim else None
     strings = opts.get("string_ids")
+    if delim:  # ids guessed to be strings only because the delimiter is wrong: refused
+        check_delimiter(path, delim, comments=b"#%", header=strings is None)
     if strings is None:
         first = first_lines(path, delim, 1)
         strings = bool(first) and not numeric(first[0][:2])
@@ -147,6 +149,7 @@ def read_csv(path: Path, opts: dict) -> Source:
         strings = bool(head) and not numeric(head[0][:2]) and (len(head) == 1 or not numeric(head[1][:2]))
     f = InputFile(path)
     first = f.readline()
+    check_delimiter(path, delim, first, header=header is None and opts.get("string_ids") is not True)
     if header is None:
         header = strings or (bool(first.strip()) and not numeric(first.replace(delim, b" ").split()))
     info = {"header": clip(first) if header else None}
@@ -160,6 +163,44 @@ def read_csv(path: Path, opts: dict) -> Source:
         f = InputFile(path)
     return Source(_text_edges(f, delimiter=delim, first_line=2 if header else 1, **_reading(opts)),
                   info=info, **_file_progress(f))
+
+
+# Delimiters tried on a first line that the given one leaves non-numeric (see check_delimiter).
+_DELIMITERS = (b",", b";", b"\t", b"|", b":", b" ")
+
+
+def check_delimiter(path: Path, delim: bytes, first: bytes | None = None, *, header: bool = False,
+                    comments: bytes = b"") -> None:
+    """Refuse a delimiter that is not the file's, before its first line is read as anything: one
+    that does not split the first line (``first``, else the first line not a comment) into two
+    fields at least (whitespace separates too), or, where the line would be guessed to be a
+    header or string ids (``header``) because it is not numbers, one under which another common
+    delimiter would make it an edge."""
+    line_no = 1
+    if first is None:
+        with InputFile(path) as f:
+            for line_no, first in enumerate(iter(f.readline, b""), 1):
+                if first.strip() and first.lstrip()[:1] not in [comments[i:i + 1] for i in range(len(comments))]:
+                    break
+            else:
+                return
+    text = first.strip()
+    if not text:
+        return
+    fields = text.replace(delim, b" ").split()
+    given = delim.decode(errors="replace")
+    if len(fields) < 2:
+        raise InputError(f"the delimiter {given!r} does not split the line into two fields or more: it is not "
+                         "this file's (pass the file's with --delimiter, or delimiter=)", path=path, line=line_no,
+                         value=clip(first))
+    if header and not numeric(fields):
+        for other in _DELIMITERS:
+            split = text.replace(other, b" ").split()
+            if other != delim and other in text and len(split) >= 2 and numeric(split):
+                raise InputError(f"with the delimiter {given!r} the line is not numbers, so it would be read as a "
+                                 f"header (or string ids), but with {other.decode()!r} it is an edge: pass --delimiter "
+                                 f"{other.decode()!r} (or header=/string_ids= where that is meant)", path=path,
+                                 line=line_no, value=clip(first))
 
 
 _MM = re.compile(rb"%%MatrixMarket\s+(\w+)\s+(\w+)\s+(\w+)\s+(\w+)", re.I)
@@ -373,7 +414,7 @@ def array_source(arr, name="array", step=1 << 24) -> Source:
 
     def weights(c, a, b):
         try:
-            return np.asarray(c[a:b], dtype=np.float64)
+            return real_weights(c[a:b], name)
         except (TypeError, ValueError) as err:
             raise InputError(f"{name}: weights must be numbers ({clip(err)})") from err
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.store import _format as F
+from ooc_graph.store.writer import is_disk_full, write_error
 
 
 def is_store(path: Path) -> bool:
@@ -20,7 +21,8 @@ def is_store(path: Path) -> bool:
         if not h5py.is_hdf5(path):
             return False
         with h5py.File(path, "r", locking=False) as h5:
-            return h5.attrs.get("format") == F.FORMAT_NAME
+            name = h5.attrs.get("format")
+            return isinstance(name, str) and name == F.FORMAT_NAME
     except Exception:  # unreadable, truncated, locked: not a store we may replace
         return False
 
@@ -80,10 +82,12 @@ def check_output(out, *, overwrite: bool = False, inputs=()) -> Path:
 
 
 def write_failure(out: Path, err: OSError) -> StoreError:
-    """A one-line :class:`StoreError` for an OS error met while writing the store or its scratch."""
+    """A one-line :class:`StoreError` for an OS error met while writing the store or its scratch
+    (a full disk says so, with the bytes free)."""
     code = getattr(err, "errno", None)
-    if code == errno.ENOSPC:
-        reason = "no space left on the device (disk full)"
+    if is_disk_full(err):
+        err = write_error(err, getattr(err, "filename", None) or out)
+        reason = err.strerror
     elif code == errno.EDQUOT:
         reason = "disk quota exceeded"
     elif code in (errno.EACCES, errno.EPERM, errno.EROFS):

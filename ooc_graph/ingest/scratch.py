@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ooc_graph.store import temporary
+from ooc_graph.store.writer import write_error
 
 
 class Spill:
@@ -142,8 +143,11 @@ def append_to(path: Path, values, dtype) -> None:
     except FileNotFoundError:
         temporary.ensure(path.parent)
         f = open(path, "ab")
-    with f:
-        np.ascontiguousarray(values, dtype=dtype).tofile(f)
+    try:
+        with f:  # not ndarray.tofile: it reports a full disk as "N requested and M written"
+            f.write(memoryview(np.ascontiguousarray(values, dtype=dtype)).cast("B"))
+    except OSError as err:
+        raise write_error(err, path) from err
 
 
 class Terminated(KeyboardInterrupt):

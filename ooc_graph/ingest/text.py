@@ -160,6 +160,17 @@ def clip(text, limit: int = 80) -> str:
     return text if len(text) <= limit and size <= 4 * limit else f"{text[:limit]}... ({size:,} long)"
 
 
+def real_weights(values, name: str) -> np.ndarray:
+    """Weights as float64. Complex ones are refused: converting them would keep the real part
+    and drop the rest without a word."""
+    values = np.asarray(values)
+    if values.dtype.kind == "c":
+        raise InputError(f"{name}: weights are complex numbers (dtype {values.dtype}); a store holds real weights "
+                         "(pass .real or abs() of them if that is what is meant)",
+                         value=values.flat[0].item() if values.size else None)
+    return np.asarray(values, dtype=np.float64)
+
+
 def blocks(f, block_bytes: int, *, path=None, max_line: int | None = None):
     """Yield ``(first_line_number, bytes)`` blocks that end on a line boundary. A line longer than
     ``max_line`` bytes is an :class:`InputError` (the text is not what the format says)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 import h5py
@@ -19,7 +20,8 @@ from ooc_graph._parallel import ordered_map
 from ooc_graph._progress import progress_bar
 from ooc_graph.partitioning.cel import blocks_of_sorted
 from ooc_graph.store import _format as F
-from ooc_graph.store.graph import encode_labels
+from ooc_graph.store import contents, stamps
+from ooc_graph.store.labels import encode_labels
 from ooc_graph.store.chunks import ChunkWriter
 from ooc_graph.store.writer import write_array
 
@@ -31,6 +33,26 @@ log = logging.getLogger("ooc_graph.ingest")
 class StoreWriting:
     """The part of :class:`~.builder.GraphBuilder` that writes the store (a mixin: it reads the
     builder's options, stages and worker count)."""
+
+    def opened(self):
+        """The store written by :meth:`finish`, open (a :class:`~ooc_graph.store.graph.Graph`, or
+        the :class:`~ooc_graph.store.memory.MemoryGraph` of a build into memory); known to pass
+        the content checks while it is the file written, so they do not run on it."""
+        if self.path is None:
+            from ooc_graph.store.memory import MemoryGraph
+            return MemoryGraph(self.memory_file, self.source)
+        from ooc_graph.store import open_graph
+        G = open_graph(self.path)
+        if self.written is not None:
+            G.trust_written(self.written)
+        return G
+
+    def _note_written(self, store_id: str) -> None:
+        """Built from checked input: the file as renamed into place passes every content check
+        (:mod:`ooc_graph.store.contents`); :meth:`opened` and, for a large store, later opens
+        know it (:mod:`ooc_graph.store.stamps`)."""
+        self.written = stamps.stamp_of(os.stat(self.path), store_id)
+        stamps.record_written(self.path, store_id, contents.GROUPS)
 
     def _write(self, h5, *args):
         """Write the store into ``h5`` (an h5py file or a ``MemoryFile``); the CSR and CEL
@@ -150,7 +172,7 @@ class StoreWriting:
         }
         h5.attrs.update(attrs)
         log.debug("buckets: %d in, %d out; memory %s", len(in_buckets), len(out_buckets), human(self.memory))
-        return {"num_arcs": num_arcs}
+        return {"num_arcs": num_arcs, "store_id": attrs["store_id"]}
 
     def _csr_rows(self, buckets, edges, n, by_dst, degree, indices, weights, bar, lay_out=None):
         """For each bucket: load, sort by (row, column) — rows are destinations with ``by_dst`` —

@@ -20,9 +20,10 @@ from ooc_graph._memory import human
 from ooc_graph.errors import ParameterError, StoreError
 
 from . import _format as F
+from . import contents, stamps
 from ._validate import check_store
 from .locking import IO, detach_all, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile
+from .writer import AtomicFile, write_error
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -78,6 +79,7 @@ def _copy_store(src, out: AtomicFile, identity: str) -> None:
                             src.filename, key, err)
                 if key in results:
                     del results[key]
+        dst.flush()  # the checks compare the datasets' sizes with the file's
         check_store(dst, out.tmp)
 
 
@@ -121,8 +123,9 @@ def _compact(graph, timeout, auto):
                     _copy_store(src, tmp, graph.store_id)
                 except BaseException as err:
                     tmp.discard()
-                    if isinstance(err, OSError):
-                        raise StoreError(f"{path}: not compacted: writing the copy failed ({err})") from err
+                    if isinstance(err, (OSError, RuntimeError)):
+                        reason = write_error(err, path.parent).strerror
+                        raise StoreError(f"{path}: not compacted: writing the copy failed ({reason})") from err
                     raise
         finally:
             with IO:
@@ -154,7 +157,8 @@ def _compact(graph, timeout, auto):
         except BaseException:
             tmp.discard()
             raise
-        if swapped:
+        if swapped:  # the same graph data: a record that it passed the content checks carries over
+            stamps.record_written(path, graph.store_id, contents.GROUPS, was=stamps.stamp_of(st, graph.store_id))
             return st.st_size, os.path.getsize(path)
         tmp.discard()  # written to meanwhile: copy again
     if auto:

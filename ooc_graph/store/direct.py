@@ -113,7 +113,8 @@ def checksum_matches(data: np.ndarray, stored: int, compiled: bool = True) -> bo
 
 class ChunkTable:
     """Where each chunk of a 1-D, chunked, fletcher32-only dataset lies in the file (built under
-    the caller's h5py lock)."""
+    the caller's h5py lock). A dataset with a chunk HDF5 places outside the file (a crafted or
+    truncated one) is :class:`Unsupported`: h5py reads it, and reports it."""
 
     def __init__(self, ds: h5py.Dataset):
         if ds.ndim != 1 or ds.chunks is None or ds.dtype.hasobject:
@@ -125,11 +126,12 @@ class ChunkTable:
         count = -(-self.size // self.chunk)
         self.offset = np.full(count, -1, dtype=np.int64)
         stored = self.chunk * self.dtype.itemsize + FLETCHER
+        end = ds.file.id.get_filesize()  # a chunk must lie inside the file: it is read by offset
         bad = []
 
         def visit(info):
             i = info.chunk_offset[0] // self.chunk
-            if info.filter_mask or info.size != stored or i >= count:
+            if info.filter_mask or info.size != stored or i >= count or not 0 <= info.byte_offset <= end - stored:
                 bad.append(i)
             else:
                 self.offset[i] = info.byte_offset

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
+import threading
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -16,11 +16,11 @@ from ooc_graph.errors import ParameterError, StoreError
 from ooc_graph.partitioning.cel import ChunkLayout, chunk_layout
 
 from . import _format as F
-from . import locking
-from . import compact as C
-from . import results as R
-from ._validate import check_store
+from . import contents, locking, stamps
+from ._graph_results import GraphResults
+from ._validate import check_block_table, check_store, json_attr
 from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
+from .labels import check_increasing, decode_labels
 from .locking import IO
 
 
@@ -61,24 +61,7 @@ def as_graph(G) -> "Graph":
     raise ParameterError(f"expected an ooc_graph.Graph or a path to a store (got {type(G).__name__})")
 
 
-def encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
-    """String ids as stored: their UTF-8 bytes one after another (uint8) and n + 1 offsets."""
-    encoded = [str(v).encode("utf-8") for v in labels]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), np.uint8), offsets
-
-
-def decode_labels(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`encode_labels`: an object array of Python strings."""
-    raw = data.tobytes()
-    bounds = offsets.tolist()
-    out = np.empty(len(bounds) - 1, dtype=object)
-    out[:] = [raw[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])]
-    return out
-
-
-class Graph:
+class Graph(GraphResults):
     """A graph in an HDF5 store. Arrays are read lazily; the edges are never loaded whole.
 
     Any number of processes, and of graphs in one process, may have one store open. The store stays
@@ -96,6 +79,7 @@ class Graph:
         self._h5, self._key, self._closed = None, None, False
         self._direct = None  # (file key, DirectReader, {dataset: ChunkTable or None}) once used
         self._engines: dict = {}  # per (device, budgets): engines whose caches outlive one call
+        self._trust, self._vetting = (None, frozenset()), threading.Lock()  # (file key, content checks passed)
         self._timeout = locking.lock_timeout(lock_timeout)
         if not self.path.exists():
             raise StoreError(f"{self.path}: no such graph store")
@@ -156,11 +140,47 @@ class Graph:
                 if self._closed or self._h5 is not None:
                     h5.close()
                     continue
-                if F.store_identity(h5.attrs) != self.store_id:
+                try:
+                    self._same_graph(h5)
+                except BaseException:
                     h5.close()
-                    raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; "
-                                     "open it again")
+                    raise
                 self._attach(h5)
+
+    def _same_graph(self, h5):
+        """Refuse a file reopened at the path that is not this graph: another ``store_id``, or
+        (another file: compacted, or replaced) one that fails the checks at open or whose
+        tables differ from those this graph read."""
+        same = F.store_identity(h5.attrs) == self.store_id
+        if same and locking.file_key(h5.id.get_vfd_handle()) != self._key:
+            attrs, tables = check_store(h5, self.path)
+            same = all(attrs.get(k) == self.attrs.get(k) for k in ("num_vertices", "num_arcs", "directed",
+                                                                   "weighted", "interval_size", "chunk_arcs")) \
+                and all(np.array_equal(a, b) for a, b in zip(tables["blocks"], self.blocks))
+        if not same:
+            raise StoreError(f"{self.path}: the file was replaced by another graph since it was opened; open it again")
+
+    def _vet(self, name):
+        """Check, once per store, the datasets that reading ``name`` relies on (:mod:`.contents`)."""
+        key, passed = self._trust
+        group = contents.group_of(name, self.directed)
+        if group is None or (key == self._key and group in passed):
+            return
+        with self._vetting:
+            with self._file() as h5:
+                key, st = self._key, os.fstat(h5.id.get_vfd_handle())
+            if self._trust[0] != key:
+                self._trust = (key, frozenset())
+            if group not in self._trust[1]:
+                self._trust = (key, self._trust[1] | contents.ensure(self, group, stamps.stamp_of(st, self.store_id)))
+
+    def trust_written(self, stamp) -> None:
+        """Mark this graph's file as passing every content check, where it is still the file the
+        store's builder wrote (``stamp``: :func:`stamps.stamp_of` it taken after it was renamed
+        into place)."""
+        with self._file() as h5:
+            if stamps.stamp_of(os.fstat(h5.id.get_vfd_handle()), self.store_id) == stamp:
+                self._trust = (self._key, frozenset(contents.GROUPS))
 
     @property
     def closed(self) -> bool:
@@ -189,7 +209,7 @@ class Graph:
 
     @property
     def built_by(self) -> dict:
-        return json.loads(self.attrs.get("built_by", "{}"))
+        return json_attr(self.attrs, "built_by", self.path)
 
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
@@ -227,6 +247,11 @@ class Graph:
             self._direct = None
 
     def _read(self, name, sel=slice(None)):
+        """Dataset ``name`` (or ``sel`` of it), once the content checks it needs have passed."""
+        self._vet(name)
+        return self._fetch(name, sel)
+
+    def _fetch(self, name, sel=slice(None)):
         try:
             if sel == slice(None):
                 with self._file() as h5:
@@ -255,10 +280,10 @@ class Graph:
         """Original vertex ids (sorted) when the input ids were not 0..n-1, else ``None``: int64,
         or Python strings (an object array) in a store with string ids."""
         if self.string_labels:
-            return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS))
+            return decode_labels(self._read(F.LABEL_BYTES), self._read(F.LABEL_OFFSETS), self.path)
         with self._file() as h5:
             present = F.LABELS in h5
-        return self._read(F.LABELS) if present else None
+        return check_increasing(self._read(F.LABELS), F.LABELS, self.path) if present else None
 
     @cached_property
     def string_labels(self) -> bool:
@@ -291,7 +316,8 @@ class Graph:
         if labels is None:
             v = int(label)
             if not 0 <= v < self.num_vertices:
-                raise ParameterError(f"vertex {label!r} is not in the graph (ids are 0..{self.num_vertices - 1})")
+                ids = f"ids are 0..{self.num_vertices - 1}" if self.num_vertices else "the store has no vertices"
+                raise ParameterError(f"vertex {label!r} is not in the graph ({ids})")
             return v
         i = int(np.searchsorted(labels, label))
         if i >= len(labels) or labels[i] != label:
@@ -326,8 +352,11 @@ class Graph:
 
     @cached_property
     def back_blocks(self):
-        """The CEL augmentation's block table: (offsets, source interval, destination interval)."""
-        return (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
+        """The CEL augmentation's block table: (offsets, source interval, destination interval),
+        checked as it is read (FORMAT.md's order; its last offset was checked at open)."""
+        table = (self._read(F.AUG_BLOCK_OFFSETS), self._read(F.AUG_BLOCK_SRC), self._read(F.AUG_BLOCK_DST))
+        check_block_table(*table, len(self.intervals) - 1, self.path, "cel_aug", source_major=True)
+        return table
 
     def _back_selection(self, first, last, before, limit):
         """Augmentation blocks from source intervals first..last into destination intervals
@@ -366,7 +395,11 @@ class Graph:
 
     def _read_ranges(self, name, ranges, empty):
         """The ``(start, count)`` ranges of dataset ``name``, one after another, read straight into
-        an array from ``empty(shape, dtype)``."""
+        an array from ``empty(shape, dtype)``, once the content checks it needs have passed."""
+        self._vet(name)
+        return self._fetch_ranges(name, ranges, empty)
+
+    def _fetch_ranges(self, name, ranges, empty):
         with self._file() as h5:
             try:
                 dtype = h5[name].dtype
@@ -391,80 +424,6 @@ class Graph:
     def cel_nbytes_per_arc(self) -> int:
         n = 2 * np.dtype(self.attrs["local_id_dtype"]).itemsize
         return n + (np.dtype(self.attrs["weight_dtype"]).itemsize if self.weighted else 0)
-
-    # -- results --------------------------------------------------------------------------------
-    def results(self) -> list[str]:
-        """Names of the results stored in the file (see :meth:`fallback_results` for those that
-        had to be written beside it)."""
-        with self._file() as h5:
-            try:
-                grp = h5.get(F.RESULTS)
-                return sorted(k for k in grp.keys() if not k.startswith(".")) if grp is not None else []
-            except (KeyError, OSError, RuntimeError) as err:
-                raise StoreError(f"{self.path}: the results group is damaged ({err})") from err
-
-    def load_result(self, name: str) -> dict:
-        """``results/<name>``: its arrays by name, and ``attrs`` (``algorithm``, ``parameters`` and
-        ``stats`` as dicts, ``iterations``, ``converged``, ``seconds``, ``device``, ``timestamp``)."""
-        with self._file() as h5:
-            results = h5.get(F.RESULTS)
-            grp = None
-            if isinstance(name, str) and name and not name.startswith(".") and results is not None and name in results:
-                try:
-                    grp = results[name]
-                except (KeyError, OSError, RuntimeError, ValueError) as err:
-                    raise StoreError(f"{self.path}: result {name!r} is damaged ({err}); compact the store to "
-                                     "remove it, or compute it again") from err
-            if not isinstance(grp, h5py.Group):
-                stored = ", ".join(self.results()) or "none"
-                raise ParameterError(f"no result {name!r} in {self.path} (stored: {stored})")
-            return R.read_group(grp, str(self.path))
-
-    def save_result(self, name: str, arrays: dict, attrs: dict, *, lock_timeout=None) -> R.SavedResult:
-        """Store ``arrays`` and ``attrs`` under ``results/<name>``, replacing an older one, and say
-        where they went (:class:`~ooc_graph.store.results.SavedResult`).
-
-        Written under a temporary group name and moved into place, so a failure leaves the old
-        result (or none) and never a half-written one. Waits up to ``lock_timeout`` seconds for
-        other processes that have the store open; when the store stays locked, is read-only, or
-        the file was replaced by another graph, the result goes to ``<store>.<name>.result.h5``
-        beside it (with a :class:`~ooc_graph.errors.ResultNotStoredWarning`) instead.
-        """
-        self._check_open()
-        return R.save(self, name, arrays, attrs, timeout=self._lock_timeout(lock_timeout))
-
-    def drop_result(self, name: str, *, lock_timeout=None) -> None:
-        """Delete ``results/<name>`` from the store (its space is reclaimed by :meth:`compact`,
-        which runs by itself once unused space passes a quarter of the file)."""
-        self._check_open()
-        R.drop(self, name, timeout=self._lock_timeout(lock_timeout))
-
-    def compact(self, *, lock_timeout=None) -> tuple[int, int]:
-        """Rewrite the store without the space of replaced and dropped results, atomically and
-        keeping its ``store_id``: ``(bytes before, bytes after)``. Waits up to ``lock_timeout``
-        seconds for other processes to close the store, then refuses (StoreBusyError)."""
-        self._check_open()
-        return C.compact(self, timeout=self._lock_timeout(lock_timeout))
-
-    def unused_bytes(self) -> int:
-        """Bytes of the file held by replaced or dropped results, until the store is compacted."""
-        with self._file() as h5:
-            grp = h5.get(F.RESULTS)
-            return int(grp.attrs.get(F.UNUSED_BYTES, 0)) if grp is not None else 0
-
-    def fallback_results(self) -> list[Path]:
-        """Result files of this graph written beside the store (or in the current folder) because
-        the store could not take them; :meth:`import_result` moves one in."""
-        self._check_open()
-        return R.fallback_results(self)
-
-    def import_result(self, path, *, lock_timeout=None) -> str:
-        """Move a result file written beside the store into it (the file is then deleted); its name."""
-        self._check_open()
-        return R.import_result(self, path, timeout=self._lock_timeout(lock_timeout))
-
-    def _lock_timeout(self, value):
-        return self._timeout if value is None else locking.lock_timeout(value)
 
     # -- lifetime -------------------------------------------------------------------------------
     @property

@@ -12,6 +12,7 @@ open a store by its path).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import h5py
@@ -20,6 +21,7 @@ import numpy as np
 from ooc_graph.errors import StoreError
 
 from ._validate import check_store
+from .contents import GROUPS
 from .graph import Graph
 
 
@@ -171,6 +173,8 @@ class MemoryGraph(Graph):
         self._h5, self._key, self._closed = None, None, False
         self._direct = None
         self._engines: dict = {}
+        # Built by this library from checked input (it exists only as the builder's output).
+        self._trust, self._vetting = (None, frozenset(GROUPS)), threading.Lock()
         self._timeout = 0.0
         self.attrs, tables = check_store(memory, self.path)
         self.store_id = str(self.attrs["store_id"])

@@ -33,14 +33,15 @@ import h5py
 import numpy as np
 
 from ooc_graph._memory import human
-from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError
+from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError, shown
 
 from . import _format as F
-from . import temporary
-from ._validate import plain
+from . import contents, stamps, temporary
+from ._structure import check_result_shapes, check_structure
+from ._validate import json_attr, read_attrs
 from .compact import maybe_compact
 from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
-from .writer import AtomicFile, write_array
+from .writer import AtomicFile, DiskFull, WrittenFile, reserved, write_array, write_error
 
 log = logging.getLogger("ooc_graph.store")
 
@@ -67,13 +68,14 @@ class _NotWritable(Exception):
     """The store cannot take a write; the message says why, as a phrase."""
 
 
-def check_result_name(name) -> str:
-    """A result name: a non-empty string without '/', NUL or a leading '.' (names beginning with
-    '.' are reserved for results being written)."""
-    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\0" in name \
+def check_result_name(name, error=ParameterError) -> str:
+    """A result name: a non-empty string of printable characters (no control characters, which
+    would reach a terminal as they are) without '/' or a leading '.' (names beginning with '.' are
+    reserved for results being written). ``error``: the class raised."""
+    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or not name.isprintable() \
             or len(name) > 200:
-        raise ParameterError(f"result name must be a non-empty string of at most 200 characters, not starting "
-                             f"with '.' and without '/' (got {name!r})")
+        raise error(f"result name must be a non-empty string of at most 200 printable characters, not starting "
+                    f"with '.' and without '/' (got {name!r})")
     return name
 
 
@@ -96,15 +98,12 @@ def read_group(grp, where: str) -> dict:
     """A stored result: its arrays, and ``attrs`` with ``parameters`` and ``stats`` as dicts."""
     try:
         out = {k: grp[k][()] for k in grp.keys()}
-        attrs = {k: plain(v) for k, v in grp.attrs.items()}
+        attrs = read_attrs(grp, where)
     except (KeyError, OSError, RuntimeError, ValueError) as err:
-        raise StoreError(f"{where}: result {grp.name} is damaged ({err}); drop it or compute it again") from err
+        raise StoreError(f"{where}: result {shown(grp.name)} is damaged ({err}); drop it or compute it again") from err
     for k in _JSON_ATTRS:
         if isinstance(attrs.get(k), str):
-            try:
-                attrs[k] = json.loads(attrs[k])
-            except ValueError as err:
-                raise StoreError(f"{where}: attribute {k} of {grp.name} is not JSON ({attrs[k][:40]!r})") from err
+            attrs[k] = json_attr(attrs, k, f"{where}: result {shown(grp.name)}")
     out["attrs"] = attrs
     return out
 
@@ -151,7 +150,7 @@ def _note_unused(h5, results) -> int:
 
 
 def _open_file(path, mode):
-    return h5py.File(path, mode)
+    return h5py.File(path, mode) if mode == "r" else WrittenFile(path, mode)
 
 
 def _identity_at(path) -> str:
@@ -198,9 +197,12 @@ def _open_for_writing(graph):
 
 
 @contextmanager
-def writing(graph, timeout: float, what: str):
+def writing(graph, timeout: float, what: str, nbytes: int = 0):
     """The store open for writing, this process's other handles on it detached and :data:`IO`
-    held; SIGINT/SIGTERM wait until the file is closed."""
+    held, room for ``nbytes`` of data set aside on its disk (:func:`.writer.reserved`: a full disk
+    is :class:`_NotWritable` before anything is written); SIGINT/SIGTERM wait until the file is
+    closed. A record that the store passed its content checks carries over to the file written
+    (a result changes no graph data)."""
     def attempt():
         IO.acquire()
         try:
@@ -212,12 +214,24 @@ def writing(graph, timeout: float, what: str):
     h5 = retry_locked(attempt, path=graph.path, timeout=timeout, what=what)
     try:
         with signals_deferred():
+            was = stamps.stamp_of(os.fstat(h5.id.get_vfd_handle()), graph.store_id)
             try:
-                yield h5
+                with _room(h5, nbytes):
+                    yield h5
             finally:
                 h5.close()
+            stamps.record_written(graph.path, graph.store_id, contents.GROUPS, was=was)
     finally:
         IO.release()
+
+
+@contextmanager
+def _room(h5, nbytes: int):
+    try:
+        with reserved(h5, nbytes):
+            yield
+    except DiskFull as err:
+        raise _NotWritable(err.strerror) from err
 
 
 def _check_room(folder: Path, nbytes: int) -> None:
@@ -226,7 +240,8 @@ def _check_room(folder: Path, nbytes: int) -> None:
     except OSError:
         return
     if free < nbytes + (nbytes >> 3) + (1 << 20):
-        raise _NotWritable(f"the disk holding it has {human(free)} free and the result needs {human(nbytes)}")
+        raise _NotWritable(f"disk full: the disk holding it has {human(free)} free ({free:,} bytes) and the result "
+                           f"needs {human(nbytes)}")
 
 
 def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedResult:
@@ -242,8 +257,9 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
     timeout = lock_timeout(timeout)
     writing_started = False
     try:
-        _check_room(graph.path.parent, sum(v.nbytes for v in arrays.values()))
-        with writing(graph, timeout, f"saving result {name!r}") as h5:
+        nbytes = sum(v.nbytes for v in arrays.values())
+        _check_room(graph.path.parent, nbytes)
+        with writing(graph, timeout, f"saving result {name!r}", nbytes) as h5:
             writing_started = True
             results = h5.require_group(F.RESULTS)
             _clean_partials(results)
@@ -261,7 +277,7 @@ def save(graph, name: str, arrays: dict, attrs: dict, *, timeout=None) -> SavedR
     except _NotWritable as err:
         reason = str(err)
     except (OSError, RuntimeError, ValueError, KeyError) as err:
-        reason = f"writing it failed ({err})"
+        reason = f"writing it failed ({write_error(err, graph.path).strerror})"
     else:
         maybe_compact(graph, unused)
         return SavedResult(name, graph.path, True)
@@ -297,7 +313,7 @@ def write_beside(graph, name, arrays, attrs, reason) -> Path:
             out.discard()
             if not isinstance(err, (OSError, RuntimeError, ValueError)):
                 raise
-            errors.append(f"{folder}: {err}")
+            errors.append(f"{folder}: {write_error(err, folder).strerror}")
     raise StoreError(f"{graph.path}: result {name!r} not saved in the store ({reason}), and no file could be "
                      f"written for it ({'; '.join(errors)})")
 
@@ -317,18 +333,35 @@ def _is_result_file(path: Path) -> bool:
 
 def read_result_file(path) -> dict:
     """The result in a file written beside a store: as :meth:`Graph.load_result`, plus ``name``,
-    ``store`` (path of the store it was computed on), ``store_id`` and ``reason``."""
+    ``store`` (path of the store it was computed on), ``store_id`` and ``reason``. The file holds
+    what FORMAT.md says and no more (checked as a store is at open), one result of a valid name,
+    its arrays one value per vertex."""
     path = Path(path)
     try:
         with h5py.File(path, "r") as h5:
-            if h5.attrs.get("format") != RESULT_FILE_FORMAT or len(h5.get(F.RESULTS, ())) != 1:
+            meta = read_attrs(h5, path)
+            if meta.get("format") != RESULT_FILE_FORMAT:
                 raise StoreError(f"{path}: not an ooc_graph result file")
-            name = next(iter(h5[F.RESULTS]))
+            shapes = check_structure(h5, path, result_file=True)
+            names = list(h5.get(F.RESULTS, ()))
+            if len(names) != 1:
+                raise StoreError(f"{path}: an ooc_graph result file holds one result "
+                                 f"(found {len(names)}: {shown(', '.join(names)[:80])})")
+            name = check_result_name(names[0], _BadResultFile)
+            n = meta.get("num_vertices")
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise StoreError(f"{path}: attribute num_vertices is {shown(repr(n)[:40])}, not a vertex count")
+            check_result_shapes(shapes, n, path)
             out = read_group(h5[F.RESULTS][name], str(path))
-            meta = {k: plain(h5.attrs.get(k)) for k in ("store", F.STORE_ID, "reason", "num_vertices")}
+    except _BadResultFile as err:
+        raise StoreError(f"{path}: {err}") from err
     except OSError as err:
         raise StoreError(f"{path}: not a readable ooc_graph result file ({err})") from err
-    return {**out, "name": name, **meta}
+    return {**out, "name": name, **{k: meta.get(k) for k in ("store", F.STORE_ID, "reason", "num_vertices")}}
+
+
+class _BadResultFile(Exception):
+    """A result file's result name is not one a result may have."""
 
 
 def fallback_results(graph) -> list[Path]:
@@ -349,11 +382,11 @@ def import_result(graph, path, *, timeout=None) -> str:
     """Move a result file written beside the store into it (then delete the file); its name."""
     r = read_result_file(path)
     if r[F.STORE_ID] != graph.store_id or r["num_vertices"] != graph.num_vertices:
-        raise ParameterError(f"{path} holds a result of another graph ({r['store']}), not of {graph.path}")
+        raise ParameterError(f"{path} holds a result of another graph ({shown(str(r['store']))}), not of {graph.path}")
     arrays = {k: v for k, v in r.items() if isinstance(v, np.ndarray)}
     attrs = {k: json.dumps(v) if k in _JSON_ATTRS and not isinstance(v, str) else v for k, v in r["attrs"].items()}
     _modify(graph, lambda h5, results: _write_group(results, r["name"], arrays, attrs),
-            f"importing result {r['name']!r}", timeout)
+            f"importing result {r['name']!r}", timeout, sum(a.nbytes for a in arrays.values()))
     Path(path).unlink()
     return r["name"]
 
@@ -364,7 +397,7 @@ def drop(graph, name: str, *, timeout=None) -> None:
 
     def delete(h5, results):
         if name not in results:
-            stored = ", ".join(k for k in results if not k.startswith(".")) or "none"
+            stored = ", ".join(shown(k) for k in results if not k.startswith(".")) or "none"
             raise ParameterError(f"no result {name!r} in {graph.path} (stored: {stored})")
         try:
             del results[name]
@@ -375,10 +408,10 @@ def drop(graph, name: str, *, timeout=None) -> None:
     _modify(graph, delete, f"dropping result {name!r}", timeout)
 
 
-def _modify(graph, change, what, timeout):
+def _modify(graph, change, what, timeout, nbytes: int = 0):
     timeout = lock_timeout(timeout)
     try:
-        with writing(graph, timeout, what) as h5:
+        with writing(graph, timeout, what, nbytes) as h5:
             results = h5.require_group(F.RESULTS)
             _clean_partials(results)
             change(h5, results)
@@ -388,5 +421,5 @@ def _modify(graph, change, what, timeout):
     except (KeyError, OSError, RuntimeError, ValueError) as err:
         if isinstance(err, ParameterError):
             raise
-        raise StoreError(f"{graph.path}: {what} failed ({err})") from err
+        raise StoreError(f"{graph.path}: {what} failed ({write_error(err, graph.path).strerror})") from err
     maybe_compact(graph, unused)
