@@ -1,5 +1,7 @@
 """Louvain against networkx on many seeded random graphs and the edge cases: the partition's
-modularity as networkx computes it, and close to what networkx's own Louvain finds."""
+modularity as networkx computes it, and close to what networkx's own Louvain finds. Each test runs
+the compiled CPU sweeps ("cpu"), the array sweeps on the CPU ("cpu-arrays": numba's kernels off)
+and on a GPU."""
 
 import networkx as nx
 import numpy as np
@@ -11,7 +13,18 @@ from ooc_graph.errors import ParameterError
 
 from conftest import edge_array, nx_graph, random_edges
 
-DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+DEVICES = ["cpu", "cpu-arrays", pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+@pytest.fixture
+def on(configure):
+    """The device to pass for a DEVICES entry (turning the compiled kernels off for "cpu-arrays")."""
+    def device(name):
+        if name == "cpu-arrays":
+            configure({"cpu.compiled": False})
+            return "cpu"
+        return name
+    return device
 
 
 def _check_partition(r, H, weight="weight", resolution=1.0):
@@ -25,7 +38,8 @@ def _check_partition(r, H, weight="weight", resolution=1.0):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_random_graphs_close_to_networkx(tmp_path, device):
+def test_random_graphs_close_to_networkx(tmp_path, device, on):
+    device = on(device)
     """52 seeded graphs: the modularity is networkx's for our partition, and on average within 1%
     (each within 10%: tiny graphs vary) of networkx's Louvain (mean of three seeds)."""
     ratios = []
@@ -48,7 +62,8 @@ def test_random_graphs_close_to_networkx(tmp_path, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_known_graphs(tmp_path, device):
+def test_known_graphs(tmp_path, device, on):
+    device = on(device)
     for name, H in (("karate", nx.karate_club_graph()), ("lesmis", nx.les_miserables_graph()),
                     ("planted", nx.planted_partition_graph(6, 25, 0.5, 0.01, seed=3))):
         H = nx.convert_node_labels_to_integers(H)
@@ -64,7 +79,8 @@ def test_known_graphs(tmp_path, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_parameters(tmp_path, device):
+def test_parameters(tmp_path, device, on):
+    device = on(device)
     H = nx.convert_node_labels_to_integers(nx.les_miserables_graph())
     G = ooc_graph.convert(H, tmp_path / "l.h5", progress=False)
     a, b = ooc_graph.louvain(G, device=device, seed=4), ooc_graph.louvain(G, device=device, seed=4)
@@ -85,7 +101,8 @@ def test_parameters(tmp_path, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_edge_cases(tmp_path, device):
+def test_edge_cases(tmp_path, device, on):
+    device = on(device)
     G = ooc_graph.convert(np.zeros((0, 2), np.int64), tmp_path / "e.h5", directed=False, progress=False)
     r = ooc_graph.louvain(G, device=device)
     assert r.labels.size == 0 and r.communities() == []
@@ -105,6 +122,69 @@ def test_edge_cases(tmp_path, device):
     D = ooc_graph.convert(edges, tmp_path / "d.h5", directed=True, progress=False)
     with pytest.raises(ParameterError, match="louvain needs an undirected graph"):
         ooc_graph.louvain(D, device=device)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("device", DEVICES)
+def test_parameters_that_never_returned(tmp_path, device, on):
+    """Issue 25: keywords that made the sweeps run for ever, or failed inside NumPy, are one-line
+    ParameterErrors before anything is read; weights whose total passes the float range too."""
+    device = on(device)
+    H = nx.karate_club_graph()
+    G = ooc_graph.convert(H, tmp_path / "k.h5", progress=False)
+    for bad, match in (({"threshold": float("nan")}, r"threshold must be zero or more \(got nan\)"),
+                       ({"threshold": -1e-7}, "threshold must be zero or more"),
+                       ({"threshold": "0"}, "threshold must be a number"),
+                       ({"resolution": float("inf")}, r"resolution must be positive and finite \(got inf\)"),
+                       ({"resolution": float("nan")}, "resolution must be positive and finite"),
+                       ({"resolution": -1}, "resolution must be positive"),
+                       ({"seed": "x"}, r"seed must be None or an integer >= 0 \(got 'x'\)"),
+                       ({"seed": -5}, r"seed must be None or an integer >= 0 \(got -5\)"),
+                       ({"seed": 1.5}, "seed must be None or an integer"),
+                       ({"seed": True}, "seed must be None or an integer")):
+        with pytest.raises(ParameterError, match=match) as err:
+            ooc_graph.louvain(G, device=device, **bad)
+        assert "\n" not in str(err.value)
+    assert ooc_graph.louvain(G, device=device, seed=np.int64(3)).modularity > 0.35
+    huge = ooc_graph.convert((np.array([0, 1, 2]), np.array([1, 2, 3]), np.full(3, 1e308)), tmp_path / "h.h5",
+                             directed=False, weight_dtype="float64", progress=False)
+    with pytest.raises(ParameterError, match="edge weights whose total is a finite float64"):
+        ooc_graph.louvain(huge, device=device)
+    assert ooc_graph.louvain(huge, device=device, weight=False).num_communities >= 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_threshold_keeps_the_last_level_as_networkx(tmp_path, device, on):
+    """networkx keeps the level that gains no more than ``threshold`` (and stops after it): an
+    infinite threshold gives the first level, not the vertices alone."""
+    compiled, device = device == "cpu", on(device)
+    H = nx.convert_node_labels_to_integers(nx.les_miserables_graph())
+    G = ooc_graph.convert(H, tmp_path / "l.h5", progress=False)
+    first = ooc_graph.louvain(G, device=device, threshold=float("inf"))
+    assert len(list(nx.community.louvain_partitions(H, threshold=float("inf")))) == 1
+    assert len(first.levels) == 1 and first.num_communities < len(H)
+    if compiled:  # the array sweeps also stop a level's sweeps at the threshold
+        assert first.labels.tolist() == ooc_graph.louvain(G, device=device, max_level=1).labels.tolist()
+    _check_partition(first, H)
+
+
+def test_pruned_sweeps_close_to_networkx(tmp_path, configure):
+    """The compiled sweeps that visit only the vertices next to a move (large levels; here every
+    level): a partition with networkx's modularity for it, close to networkx's Louvain's."""
+    configure({"algorithms.louvain_prune_min_arcs": 0})
+    ratios = []
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(20, 120))
+        src, dst, w = random_edges(rng, n=n, m=int(rng.integers(n, 5 * n)), weighted=seed % 2 == 0)
+        G = ooc_graph.convert(edge_array(src, dst, w), tmp_path / f"g{seed}.h5", directed=False, num_vertices=n,
+                              progress=False)
+        H = nx_graph(src, dst, w, directed=False, n=n)
+        a, b = (ooc_graph.louvain(G, device="cpu", seed=seed) for _ in range(2))
+        assert a.labels.tolist() == b.labels.tolist()
+        _check_partition(a, H)
+        ratios.append(a.modularity / np.mean([modularity(H, louvain_communities(H, seed=s)) for s in range(3)]))
+    assert min(ratios) > 0.9 and np.mean(ratios) > 0.98, (min(ratios), np.mean(ratios))
 
 
 def test_string_ids_budget_and_store(tmp_path):
