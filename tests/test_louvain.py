@@ -187,6 +187,35 @@ def test_pruned_sweeps_close_to_networkx(tmp_path, configure):
     assert min(ratios) > 0.9 and np.mean(ratios) > 0.98, (min(ratios), np.mean(ratios))
 
 
+@pytest.mark.timeout(120)
+def test_parameters_that_never_returned_through_networkx():
+    """Issue 25 through the networkx backend: networkx's answer or error, at once. A NaN or
+    negative threshold goes on while vertices move (as 0 does), an infinite resolution leaves
+    every node alone; a resolution of zero or less and weights whose total is not finite are
+    left to networkx (can_run's reason); seeds are networkx's to check."""
+    import math
+    from ooc_graph.nx_backend.interface import BackendInterface
+    B = {"backend": "ooc_graph"}
+    H = nx.karate_club_graph()
+    for threshold in (math.nan, -1.0):
+        parts = louvain_communities(H, threshold=threshold, seed=1, **B)
+        assert nx.community.is_partition(H, parts) and modularity(H, parts) > 0.35
+    assert louvain_communities(H, resolution=math.inf, **B) == louvain_communities(H, resolution=math.inf)
+    assert list(nx.community.louvain_partitions(H, resolution=math.inf, **B)) == [[{v} for v in H]]
+    with pytest.raises(ValueError, match="x cannot be used to generate a random.Random instance"):
+        louvain_communities(H, seed="x", **B)
+    assert nx.community.is_partition(H, louvain_communities(H, seed=-5, **B))
+    huge = nx.Graph()
+    huge.add_weighted_edges_from([(0, 1, 1e308), (1, 2, 1e308), (2, 3, 1e308)])
+    can = BackendInterface.can_run
+    assert "resolution of zero or less" in can("louvain_communities", (H,), {"resolution": 0})
+    assert "total passes the float range" in can("louvain_communities", (huge,), {})
+    assert can("louvain_communities", (huge,), {"weight": None}) is True
+    with nx.config(backend_priority=["ooc_graph"], fallback_to_nx=True):
+        assert louvain_communities(huge) == [{0}, {1}, {2}, {3}]  # networkx's own answer
+        assert louvain_communities(H, resolution=0) == [set(H)]
+
+
 def test_string_ids_budget_and_store(tmp_path):
     H = nx.Graph([("a", "b"), ("b", "c"), ("c", "a"), ("x", "y"), ("y", "z"), ("z", "x"), ("c", "x")])
     G = ooc_graph.convert(H, tmp_path / "s.h5", progress=False)
