@@ -66,6 +66,11 @@ class InMemoryRun:
         w = xp.ones(len(indices)) if w is None else xp.asarray(w).astype(np.float64)
         return xp.asarray(indptr), xp.asarray(indices), w
 
+    def listened(self):
+        """:meth:`report` where someone listens to the run, else None (work can then be done in
+        one piece instead of parts)."""
+        return self.report if self.on_report is not None else None
+
     def report(self, iteration: int, measure=None) -> None:
         """Tell whoever listens how far the run is (``iteration`` counts up: blocks done, sweeps)
         and keep it with the statistics, as :meth:`Engine.report` does."""

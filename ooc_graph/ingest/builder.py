@@ -66,7 +66,7 @@ class GraphBuilder(StoreWriting):
                  labels: np.ndarray | None = None, relabel: bool | None = None,
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
-                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
+                 weight_dtype: str = "float32", source: str = "", progress: bool | None = None, workers=None,
                  augment: bool = False, overwrite: bool = False, device: str = "auto", string_labels=None):
         self.string_labels = None
         if string_labels is not None:  # edges come as positions in the list: ids 0..n-1, kept
@@ -394,7 +394,7 @@ class GraphBuilder(StoreWriting):
         k = len(bounds) - 1
         ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
         wdt = self.weight_dtype
-        bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
+        bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", progress=self.progress)
 
         # Pass 1: degrees (before deduplication) decide the buckets. A chunk takes far less here
         # than on its way to the buckets (ids mapped, the counting threads' buffer: degrees.py).

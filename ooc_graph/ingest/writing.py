@@ -82,7 +82,7 @@ class StoreWriting:
         in_idx, in_w = csr_writer(in_side)
         in_degree = np.zeros(n, np.int64)
         step_bar = progress_bar(total=len(in_buckets) + len(out_buckets), unit="bucket", desc="sorting",
-                                disable=not self.progress)
+                                progress=self.progress)
         def augmentation(rows, cols, w):  # the back arcs of a bucket's rows (sources), source-major
             return blocks_of_sorted(rows, cols, w, size, ldt, rows_are_dst=False, back_only=True)
 

@@ -97,7 +97,8 @@ def _options() -> dict:
     import networkx as nx
     cfg = getattr(nx.config.backends, "ooc_graph", None)
     get = (lambda k, d: getattr(cfg, k, d)) if cfg is not None else (lambda k, d: d)
-    return {"device": get("device", "auto"), "memory": get("memory", None), "device_memory": get("device_memory", None)}
+    return {"device": get("device", "auto"), "memory": get("memory", None), "device_memory": get("device_memory", None),
+            "progress": get("progress", False)}
 
 
 def _nx():
