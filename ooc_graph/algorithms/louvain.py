@@ -36,7 +36,7 @@ from ._result import LouvainResult
 __all__ = ["louvain"]
 # Working set: the arcs as int64 ids and float64 weights, keys, sort orders and gains.
 BYTES_PER_ARC, BYTES_PER_VERTEX = 160, 96
-MAX_SWEEPS = 200  # per level: a bound only (every move gains, so the sweeps end before it)
+MAX_SWEEPS = 200  # per level (the compiled sweeps end before it: each of their moves gains)
 BATCHES = 16
 
 
@@ -159,8 +159,8 @@ def _levels_compiled(run, gamma, threshold, max_level, seed, weight):
         acc, stamp, touched = np.zeros(size), np.full(size, -1, np.int64), np.empty(size, np.int64)
         prune = len(indices) >= cfg.louvain_prune_min_arcs
         for _ in range(MAX_SWEEPS):
-            moved, gained = k_.sweep(indptr, indices, w, k, order, c, tot, m2, gamma, acc, stamp, touched,
-                                     active)
+            moved, _ = k_.sweep(indptr, indices, w, k, order, c, tot, m2, gamma, acc, stamp, touched,
+                                active)
             sweeps += 1
             run.report(sweeps, int(moved))
             if not moved:  # as networkx and igraph: every move gains, so this comes
