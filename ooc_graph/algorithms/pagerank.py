@@ -22,10 +22,11 @@ MODES = ("networkx", "graphalytics")
 @algorithm(result=PageRankResult, options=[
     Option("--alpha", float, "damping factor, in (0, 1]", 0.85), _o.TOL,
     Option("--max-iter", int, "iteration limit (graphalytics mode: the exact count)", 100),
-    Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx", MODES), _o.WEIGHT])
+    Option("--mode", str, "networkx or LDBC Graphalytics definition", "networkx", MODES), _o.WEIGHT, _o.STRICT])
 def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, personalization=None,
              mode: str = "networkx", memory=None, device: str = "auto", device_memory=None,
-             profile: bool = False, store=False, output: str = "numpy", weight=None) -> PageRankResult:
+             profile: bool = False, store=False, output: str = "numpy", weight=None,
+             raise_on_nonconvergence: bool = True) -> PageRankResult:
     """PageRank of every vertex, on arc weights if ``weight`` is given.
 
     Parameters
@@ -58,6 +59,11 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
         the device after every pass so ``result.passes`` times each exactly, and whether (or under
         which name) to keep the result in the store. An open graph keeps its engine, and the chunks
         it cached, between calls until ``G.release()`` or ``G.close()``.
+    raise_on_nonconvergence : bool
+        ``mode="networkx"``: a run that reaches ``max_iter`` raises :class:`~ooc_graph.ConvergenceError`
+        (holding the result as ``err.result``), as networkx raises ``PowerIterationFailedConvergence``;
+        False returns the values with ``converged=False``. Values that become infinite or NaN
+        always raise.
     output : {"numpy", "cupy"}
         Where the result's arrays are: host memory (NumPy), or, on a GPU in one process, left on
         the device as CuPy arrays (nothing copied back: for a caller that goes on computing there).
@@ -87,7 +93,7 @@ def pagerank(G, *, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100, 
             raise ParameterError("personalization is not part of the Graphalytics PageRank definition")
         p = _personalization(g, personalization)
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
-              outputs=(np.float64,))
+              outputs=(np.float64,), raise_on_nonconvergence=raise_on_nonconvergence)
     eng = run.engine
     xp, k = eng.backend.xp, eng.backend.kernels
     # Teleport and dangling mass both follow p: uniform in Graphalytics mode (which refuses a
