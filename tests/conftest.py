@@ -102,7 +102,7 @@ def hub_edges(rng, *, n, weighted=False):
     return src.astype(np.int64), dst.astype(np.int64), w
 
 
-# Guesses of PageRank's last step (``pagerank._probably_last`` stood in for), for the tests of
+# Guesses of PageRank's last step (``engine.loop.probably_last`` stood in for), for the tests of
 # runs that send results during their last pass: right (the real one), always, two steps ahead,
 # never, and one wrong guess before a pull (step 4, or 5: into either x) after which the run ends on
 # a step not guessed, whose values may be in the array sent.
@@ -111,10 +111,10 @@ LAST_STEP_GUESSES = ("changes", "always", "two-ahead", "never", "once-early", "o
 
 def guess_last_step(monkeypatch, guess: str) -> None:
     import importlib
-    module = importlib.import_module("ooc_graph.algorithms.pagerank")  # the package exports the function
-    foresee = module._probably_last
+    module = importlib.import_module("ooc_graph.engine.loop")
+    foresee = module.probably_last
     if guess != "changes":
-        monkeypatch.setattr(module, "_probably_last", {
+        monkeypatch.setattr(module, "probably_last", {
             "always": lambda seen, tol, steps=1: True,
             "two-ahead": lambda seen, tol, steps=1: steps == 2 or foresee(seen, tol, steps),
             "never": lambda seen, tol, steps=1: False,

@@ -332,7 +332,7 @@ def test_pull_sum_then_runs_after_the_sums_it_reads(graph):
 
 
 def test_the_last_step_is_foreseen_from_the_shrinking_changes():
-    from ooc_graph.algorithms.pagerank import _probably_last
+    from ooc_graph.engine.loop import probably_last as _probably_last
     assert not _probably_last([], 1e-6) and not _probably_last([1e-5], 1e-6)
     seen = [1e-4, 1e-5]  # a tenth a step: the next change 1e-6, the one after 1e-7
     assert not _probably_last(seen, 1e-7) and _probably_last(seen, 1e-7, 2)
