@@ -10,6 +10,7 @@ from ooc_graph.engine import Engine, get_backend, stream
 from ooc_graph.engine.cache import ResidentCache
 from ooc_graph.errors import DeviceError, ParameterError
 from ooc_graph.kernels import cpu
+from ooc_graph.partitioning.chunks import cut
 
 from conftest import hub_edges
 
@@ -255,11 +256,11 @@ def test_device_csr_never_starves_the_chunks(graph, monkeypatch):
 def test_chunks_are_cut_on_the_store_grid():
     """The engine's chunks are whole store chunks (several where it takes more at a time), but
     for a worker's range that starts or ends mid-chunk; smaller ones cut anywhere."""
-    assert stream._cut(0, 1000, 300, 100) == [(0, 300), (300, 600), (600, 900), (900, 1000)]
-    assert stream._cut(150, 1000, 300, 100) == [(150, 200), (200, 500), (500, 800), (800, 1000)]
-    assert stream._cut(150, 420, 100, 100) == [(150, 200), (200, 300), (300, 400), (400, 420)]
-    assert stream._cut(150, 420, 64, 100) == [(150, 214), (214, 278), (278, 342), (342, 406), (406, 420)]
-    assert stream._cut(5, 5, 300, 100) == []
+    assert cut(0, 1000, 300, 100) == [(0, 300), (300, 600), (600, 900), (900, 1000)]
+    assert cut(150, 1000, 300, 100) == [(150, 200), (200, 500), (500, 800), (800, 1000)]
+    assert cut(150, 420, 100, 100) == [(150, 200), (200, 300), (300, 400), (400, 420)]
+    assert cut(150, 420, 64, 100) == [(150, 214), (214, 278), (278, 342), (342, 406), (406, 420)]
+    assert cut(5, 5, 300, 100) == []
 
 
 def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch, configure):
