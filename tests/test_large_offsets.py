@@ -235,7 +235,7 @@ def test_chunk_stream_of_r_mat_30_on_the_cpu(configure, arc_range):
     state = 4 * 8 * N30 + N30  # four float64 arrays and the change flags: 33 GiB
     cached, flight = 32 + 4, (32 + 36) + 4 * 4  # a prepared chunk and two uint16 ids; in flight (prefetch 4)
     free = 64 * 10**9 - state
-    assert stream.chunk_arcs == GRID  # free // (cached + flight) is far above the store's chunk
+    assert free // (cached + flight) > GRID and stream.chunk_arcs == GRID  # the store's chunk bounds it
     assert stream.cache.budget == free - GRID * flight == 28_214_198_272
     # The chunks: cut on the grid, covering the range once.
     assert stream.bounds[0][0] == start and stream.bounds[-1][1] == stop
