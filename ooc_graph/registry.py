@@ -30,6 +30,8 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
+
 from ._progress import check_progress, listening
 from .errors import ParameterError, choice
 
@@ -92,7 +94,9 @@ def algorithm(*, result: type, options=(), distributes: bool = True):
             total = arguments.get("max_iter", sig.parameters["max_iter"].default) \
                 if "max_iter" in sig.parameters else None
             if gpus is None and client is None and workers is None:
-                with listening(name, progress, total):
+                # values that overflow are caught where the iteration reports them (a clear
+                # ConvergenceError), not warned about by NumPy on the way there
+                with listening(name, progress, total), np.errstate(over="ignore", invalid="ignore"):
                     return fn(*args, **kwargs)
             if not distributes:
                 raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it "

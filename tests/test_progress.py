@@ -104,3 +104,49 @@ def test_conversion_and_generation_bars_off_a_terminal(tmp_path, monkeypatch):
     ooc_graph.generate.rmat(tmp_path / "r.h5", 6, progress=True)
     with pytest.raises(ParameterError, match="progress must be True or False"):
         ooc_graph.convert(edges, tmp_path / "c.h5", progress="yes")
+
+
+def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
+    """jobs.follow passes each new report of rank 0 on once while the job runs (Ctrl-C cancels
+    it), and the registry gives run_distributed the listener (gpus=/client=/workers=)."""
+    from ooc_graph.runtime import jobs
+    monkeypatch.setattr(jobs, "PROGRESS_POLL_SECONDS", 0)
+
+    class Job:
+        def __init__(self, records):
+            self.records, self.cancelled = list(records), False
+
+        def status(self):
+            return "running" if self.records else "finished"
+
+        def progress(self):
+            record = self.records.pop(0)
+            if isinstance(record, BaseException):
+                raise record
+            return record
+
+        def cancel(self):
+            self.cancelled = True
+
+    heard = []
+    job = Job([None, {"state": "running", "iteration": 1, "measure": 0.5}, {"state": "running", "iteration": 1},
+               {"state": "unresponsive", "worker": "w", "waited": 1.0}, {"iteration": 2, "measure": 0.1}])
+    jobs.follow(job, lambda i, m: heard.append((i, m)))
+    assert heard == [(1, 0.5), (2, 0.1)] and not job.cancelled
+    job = Job([{"iteration": 1}, KeyboardInterrupt()])
+    with pytest.raises(KeyboardInterrupt):
+        jobs.follow(job, lambda i, m: None)
+    assert job.cancelled
+    given = {}
+
+    def run_distributed(name, graph, arguments, **kw):
+        given.update(kw, name=name)
+        if kw["on_report"] is not None:
+            kw["on_report"](3, 0.25)
+
+    monkeypatch.setattr(jobs, "run_distributed", run_distributed)
+    heard = []
+    ooc_graph.pagerank("unused.h5", workers=2, progress=lambda i, m: heard.append((i, m)))
+    assert given["name"] == "pagerank" and given["workers"] == 2 and heard == [(3, 0.25)]
+    ooc_graph.pagerank("unused.h5", workers=2, progress=False)
+    assert given["on_report"] is None

@@ -107,8 +107,10 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
 def _check(resolution, threshold, max_level, seed):
     """The keywords checked, before anything is read: ``(resolution, threshold, seed)``. Those that
     would make the sweeps never end (a NaN or negative threshold, an infinite resolution) are
-    refused, as are seeds NumPy cannot take."""
-    resolution, threshold = check_real("louvain: resolution", resolution), check_real("louvain: threshold", threshold)
+    refused, as are seeds NumPy cannot take. NaN is no real number for either (check_real's rule); an
+    infinite threshold is networkx's "the first level only"."""
+    resolution = check_real("louvain: resolution", resolution, finite=False)
+    threshold = check_real("louvain: threshold", threshold, finite=False)
     if not 0 < resolution < np.inf:
         raise ParameterError(f"louvain: resolution must be positive and finite (got {resolution!r})")
     if not threshold >= 0:

@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 import ooc_graph
+from ooc_graph import registry
 from ooc_graph.algorithms import UNREACHABLE
 
 from .graph import StoreGraph
@@ -80,6 +81,8 @@ def _call_vertex(target, arguments):
         arguments["nstart"] = np.array([float(arguments["nstart"].get(v, 0)) for v in G.nodes])
     if hasattr(arguments.get("seed"), "randrange"):
         arguments["seed"] = arguments["seed"].randrange(2**32)
+    if "raise_on_nonconvergence" in registry.get(algorithm).parameters:  # raised as networkx does, below
+        arguments["raise_on_nonconvergence"] = False
     r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight", weight)), **arguments, **_options())
     if not r.converged:
         raise _nx().PowerIterationFailedConvergence(max_iter)
@@ -169,7 +172,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     # networkx stops when the L1 change falls below n * tol
     weighted = weight if G.weight_array(weight)[0] is not None else None
     r = ooc_graph.pagerank(G.store(weighted), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
-                           weight=weighted, **_options())
+                           weight=weighted, raise_on_nonconvergence=False, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return _by_node(G, r.values)
@@ -416,8 +419,11 @@ def _louvain_can_run(arguments):
     if isinstance(resolution, (int, float)) and not resolution > 0:
         return "a resolution of zero or less is not supported (ooc_graph.louvain takes a positive one)"
     reason = _nonnegative(arguments)
-    if reason is True and not np.isfinite(_edge_values(arguments["G"], arguments.get("weight", "weight")).sum()):
-        return "edge weights whose total passes the float range are not supported"
+    if reason is True:
+        with np.errstate(over="ignore"):  # the total is looked at, not warned about
+            total = _edge_values(arguments["G"], arguments.get("weight", "weight")).sum()
+        if not np.isfinite(total):
+            return "edge weights whose total passes the float range are not supported"
     return reason
 
 
