@@ -1,7 +1,7 @@
-"""The centralities this backend serves: HITS, Katz, eigenvector and betweenness centrality, core
-numbers (registered in :data:`~ooc_graph.nx_backend.functions.FUNCTIONS` as the other functions).
-Where networkx raises before or instead of iterating (an empty graph, a bad ``beta`` or
-``nstart``, self-loops for core numbers, ``k`` out of range), so does each function here."""
+"""The centralities this backend serves: degree, HITS, Katz, eigenvector and betweenness centrality
+(networkx.algorithms.centrality and link_analysis.hits_alg). Where networkx raises before or
+instead of iterating (an empty graph, a bad ``beta`` or ``nstart``, ``k`` out of range), so does
+each function here."""
 
 from __future__ import annotations
 
@@ -9,13 +9,50 @@ import numpy as np
 
 import ooc_graph
 
-from .functions import _by_node, _edge_values, _nonnegative, _nx, _options, _weight_is_name, networkx_function, \
-    vertex_function
+from .functions import _nx, _options, by_node, networkx_function, numbers, scale_of, vertex_function, weight_is_name
 from .graph import StoreGraph
 
 
 def _has_edges(G) -> bool:
-    return bool(len(G.src)) if isinstance(G, StoreGraph) else any(True for _ in G.edges())
+    return bool(len(G.succ.indices)) if isinstance(G, StoreGraph) else any(True for _ in G.edges())
+
+
+# -- degree ----------------------------------------------------------------------------------------
+def degrees(G, which: str = "both") -> np.ndarray:
+    """networkx's ``G.degree`` (a self-loop counts twice on an undirected graph), ``in_degree`` or
+    ``out_degree`` of every node, as an int64 array."""
+    n = len(G)
+    out = np.diff(G.succ.indptr)
+    if which == "out":
+        return out
+    into = np.bincount(G.succ.indices, minlength=n)
+    if which == "in":
+        return into
+    if G.is_directed():
+        return out + into
+    return out + np.bincount(G.arc_src[G.arc_src == G.succ.indices], minlength=n)
+
+
+def _degree_centrality(G, which):
+    n = len(G)
+    if n <= 1:
+        return {v: 1 for v in G.nodes}
+    return by_node(G, degrees(G, which) * (1.0 / (n - 1.0)))
+
+
+@networkx_function()
+def degree_centrality(G):
+    return _degree_centrality(G, "both")
+
+
+@networkx_function()
+def in_degree_centrality(G):  # networkx refuses undirected graphs before dispatching
+    return _degree_centrality(G, "in")
+
+
+@networkx_function()
+def out_degree_centrality(G):
+    return _degree_centrality(G, "out")
 
 
 # -- HITS, Katz and eigenvector centrality: power iterations ---------------------------------------
@@ -30,7 +67,7 @@ def _hits_can_run(arguments):
 
 
 # networkx's hits reads the "weight" attribute (default 1) without a keyword for it
-vertex_function("hits", ("hubs", "authorities"), weight="weight", can_run=_hits_can_run)
+vertex_function("hits", ("hubs", "authorities"), weight="weight", can_run=_hits_can_run, scale_free=True)
 
 
 def _katz_arguments(G, arguments):
@@ -45,7 +82,7 @@ def _katz_arguments(G, arguments):
         arguments["beta"] = np.array([float(beta[v]) for v in G.nodes])
 
 
-vertex_function("katz_centrality", "values", prepare=_katz_arguments, can_run=_weight_is_name)
+vertex_function("katz_centrality", "values", prepare=_katz_arguments, can_run=weight_is_name)
 
 
 def _eigenvector_arguments(G, arguments):
@@ -60,30 +97,24 @@ def _eigenvector_arguments(G, arguments):
     arguments["weight"] = arguments["weight"] or None  # networkx: `if weight`
 
 
-vertex_function("eigenvector_centrality", "values", prepare=_eigenvector_arguments, can_run=_weight_is_name)
-
-
-# -- core numbers ----------------------------------------------------------------------------------
-def _no_self_loops(G, arguments):
-    if np.any(G.src == G.dst):
-        raise _nx().NetworkXNotImplemented("Input graph has self loops which is not permitted; "
-                                           "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
-
-
-vertex_function("core_number", "core", prepare=_no_self_loops)
+vertex_function("eigenvector_centrality", "values", prepare=_eigenvector_arguments, can_run=weight_is_name,
+                scale_free=True)
 
 
 # -- betweenness -----------------------------------------------------------------------------------
-def _betweenness_can_run(arguments):
-    reason = _nonnegative(arguments)
-    if reason is True and arguments.get("weight") is not None and \
-            np.any(_edge_values(arguments["G"], arguments["weight"]) == 0):
-        return ("zero edge weights are not supported (networkx's path counts over them depend on the order "
-                "its Dijkstra visits nodes)")
-    return reason
+def _positive(G, weight):
+    """The weight attribute for betweenness: positive finite numbers, sums that stay finite."""
+    if weight is None:
+        return None
+    w = numbers(G, weight, "sum", negative_ok=False)
+    if w.zero:
+        raise NotImplementedError("ooc_graph: zero edge weights are not supported (networkx's path counts over them "
+                                  "depend on the order its Dijkstra visits nodes)")
+    scale_of(G, w, scale_free=False)  # path lengths that overflow: networkx's infinities are its own
+    return weight
 
 
-@networkx_function(_betweenness_can_run)
+@networkx_function(weight_is_name)
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False, seed=None):
     n = len(G)
     if k == n:
@@ -96,7 +127,8 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
         return dict.fromkeys(G.nodes, 0.0)
     if not n:
         return {}
+    weight = _positive(G, weight)
     # seed: the random.Random networkx's py_random_state made, which draws the k sources as networkx's does
     r = ooc_graph.betweenness_centrality(G.store(weight), k=k, normalized=normalized, weight=weight,
                                          endpoints=endpoints, seed=seed, **_options())
-    return _by_node(G, r.values)
+    return by_node(G, r.values)
