@@ -4,6 +4,7 @@ int, float and mixed weights): the same answer, to the order of dict keys and th
 number, or the same exception. A function registered without a case here fails
 ``test_every_function_has_a_case`` (as nx-cugraph's ensure_algos_covered)."""
 
+import contextlib
 import math
 
 import networkx as nx
@@ -19,7 +20,11 @@ ROUND = 1e-12  # sums in another order
 
 @pytest.fixture(autouse=True)
 def _quiet_cache():
-    with nx.config(warnings_to_ignore={"cache"}):
+    try:
+        quiet = nx.config(warnings_to_ignore={"cache"})
+    except (TypeError, ValueError, AttributeError):  # networkx 3.3 has no such setting
+        quiet = contextlib.nullcontext()
+    with quiet:
         yield
 
 
@@ -61,7 +66,7 @@ def _edge_cases():
         dag[u][v]["weight"] = (u + v) % 3 - 0.5
     return {"empty": nx.Graph(), "empty-directed": nx.DiGraph(), "one": one, "one-directed": one_d, "loop": loop,
             "unreachable": two, "ties": tie, "zero-weights": zero, "dag": dag,
-            "path": nx.path_graph(12), "star-directed": nx.star_graph(6, create_using=nx.DiGraph),
+            "path": nx.path_graph(12), "star-directed": nx.DiGraph([(0, i) for i in range(1, 7)]),
             "karate": nx.karate_club_graph(), "grid": nx.convert_node_labels_to_integers(nx.grid_2d_graph(4, 5))}
 
 
@@ -262,7 +267,9 @@ def served(name, f):
     def call(*args, **kwargs):
         try:
             out = f(*args, **kwargs, **B)
-        except NotImplementedError:
+        except (NotImplementedError, RuntimeError) as err:  # networkx 3.3 refuses with a RuntimeError
+            if isinstance(err, RuntimeError) and "ooc_graph" not in str(err):
+                raise
             return f(*args, **kwargs)
         SERVED[name] = SERVED.get(name, 0) + 1
         return out
@@ -276,6 +283,8 @@ def test_against_networkx(graph):
     failures = []
     for name, (case, tol) in CASES.items():
         f = _function(name)
+        if "ooc_graph" not in getattr(f, "backends", ()):
+            continue  # not dispatchable in this networkx (is_empty, number_of_selfloops before 3.5)
         want = _outcome(lambda: case(f, G, s, t, V))
         got = _outcome(lambda: case(served(name, f), G, s, t, V))
         if name == "hits" and G.number_of_edges() and nx.is_bipartite(G):
@@ -289,4 +298,5 @@ def test_every_function_is_served():
     """Each function is served (not declined) in some call above (run after them, in file order)."""
     if len(SERVED) < 10:
         pytest.skip("runs after test_against_networkx")
-    assert sorted(set(FUNCTIONS) - set(SERVED)) == []
+    dispatchable = {name for name in FUNCTIONS if "ooc_graph" in getattr(_function(name), "backends", ())}
+    assert sorted(dispatchable - set(SERVED)) == []

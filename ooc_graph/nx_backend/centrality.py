@@ -9,6 +9,7 @@ import numpy as np
 
 import ooc_graph
 
+from ._nxver import _nxver
 from .functions import _nx, _options, by_node, networkx_function, numbers, scale_of, vertex_function, weight_is_name
 from .graph import StoreGraph
 
@@ -114,7 +115,14 @@ def _positive(G, weight):
     return weight
 
 
-@networkx_function(weight_is_name)
+def _betweenness_can_run(arguments):
+    k = arguments.get("k")
+    if _nxver < (3, 6) and k is not None and k != len(arguments["G"]):
+        return "k sampled sources on networkx before 3.6 (its rescaling of a sample changed in 3.6; this is 3.6's)"
+    return weight_is_name(arguments)
+
+
+@networkx_function(_betweenness_can_run)
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False, seed=None):
     n = len(G)
     if k == n:

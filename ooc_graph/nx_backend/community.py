@@ -8,7 +8,7 @@ import numpy as np
 import ooc_graph
 
 from .components import groups
-from .functions import _nx, _options, networkx_function, node_set, numbers
+from .functions import _options, networkx_function, node_set, numbers
 
 
 def _louvain_can_run(arguments):
@@ -59,7 +59,6 @@ def _modularity_can_run(arguments):
 
 @networkx_function(_modularity_can_run)
 def modularity(G, communities, weight="weight", resolution=1):
-    nx = _nx()
     if not isinstance(communities, list):
         communities = list(communities)
     covered = {v for c in communities for v in c if v in G}

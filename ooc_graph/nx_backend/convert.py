@@ -7,7 +7,7 @@ import numpy as np
 
 from . import traversal as T
 from . import weighted as W
-from .functions import _nx, networkx_function, numbers
+from .functions import _nx, networkx_function
 
 
 def _scipy_can_run(arguments):

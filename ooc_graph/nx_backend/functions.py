@@ -28,8 +28,6 @@ import numpy as np
 
 import ooc_graph
 
-from .graph import StoreGraph
-
 __all__ = ["FUNCTIONS", "networkx_function", "vertex_function"]
 
 FUNCTIONS: dict = {}  # networkx name -> function (its ``can_run`` and ``one_pass`` attached)

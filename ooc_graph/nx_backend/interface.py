@@ -53,6 +53,9 @@ class BackendInterface:
             return f"unsupported arguments ({err})"
         bound.apply_defaults()
         G = bound.arguments["G"]
+        owner = getattr(G, "__networkx_backend__", "networkx")
+        if owner not in ("networkx", "ooc_graph"):  # networkx 3.3 hands such graphs over unconverted
+            return f"a graph of the {owner!r} backend (not converted to ooc_graph)"
         if G.is_multigraph():
             return "multigraphs are not supported"
         view = _own_view(G)

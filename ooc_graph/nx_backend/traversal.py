@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
+from ._nxver import _nxver
 from .functions import _nx, networkx_function, node_set
 
 INF = float("inf")
@@ -83,7 +84,7 @@ def bfs_layers(G, sources):
     if sources in G:
         sources = [sources]
     visited = set(sources)
-    current = list(visited)
+    current = list(visited) if _nxver >= (3, 5) else list(sources)  # networkx 3.5 took the set's order
     for source in current:
         if source not in G:
             raise _nx().NetworkXError(f"The node {source} is not in the graph.")
@@ -167,7 +168,13 @@ def single_source_shortest_path_length(G, source, cutoff=None):
 
 @networkx_function(one_pass=True)
 def single_target_shortest_path_length(G, target, cutoff=None):
-    return lengths(G, target, cutoff, reverse=True, what="Target")
+    found = lengths(G, target, cutoff, reverse=True, what="Target")
+    if _nxver >= (3, 5):
+        return found
+    import warnings  # networkx 3.3 and 3.4: an iterator of pairs, with this warning
+    warnings.warn("\n\nsingle_target_shortest_path_length will return a dict instead of\nan iterator in version 3.5",
+                  FutureWarning, stacklevel=3)
+    return iter(found.items())
 
 
 @networkx_function()
@@ -212,6 +219,8 @@ def meet(G, source, target):
 
 def _ends(G, source, target):
     nx = _nx()
+    if _nxver < (3, 4) and (source not in G or target not in G):
+        raise nx.NodeNotFound(f"Either source {source} or target {target} is not in G")
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} is not in G")
     if target not in G:

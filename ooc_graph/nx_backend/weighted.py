@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import traversal as T
+from ._nxver import _nxver
 from .functions import _nx, networkx_function, numbers, weight_is_name
 
 INF = float("inf")
@@ -143,13 +144,23 @@ def _dijkstra_paths(G, sources, cutoff, weight, reverse=False):
     given = _given(G, sources)
     run = dijkstra(G, sources, weight, cutoff, reverse=reverse)
     labels = _labels(G, run.order, given)
+    distances = dict(zip(labels, run.values(run.order)))
     by_id = {i: [s] for i, s in given.items()}
     paths = {s: [s] for s in sources}
+    if _nxver < (3, 6):  # networkx grew each path as it reached a node: its dict is in that order
+        for i, v in zip(run.first.tolist(), _labels(G, run.first, given)):
+            if i not in by_id:
+                chain = _chain(run, i)  # ids from the root
+                k = max(j for j, u in enumerate(chain) if u in by_id)
+                for u in chain[k + 1:]:
+                    by_id[u] = by_id[int(run.parent[u])] + [G.nodes[u]]
+            paths[v] = by_id[i]
+        return distances, paths
     skip = len(given)  # networkx skips as many settled nodes as there are sources
     for i, v, p in zip(run.order.tolist()[skip:], labels[skip:], run.parent[run.order[skip:]].tolist()):
         by_id[i] = path = by_id[p] + [v]
         paths[v] = path
-    return dict(zip(labels, run.values(run.order))), paths
+    return distances, paths
 
 
 @networkx_function(_can_run)
@@ -237,10 +248,7 @@ def dijkstra_predecessor_and_distance(G, source, cutoff=None, weight="weight"):
 @networkx_function(_can_run, one_pass=True)
 def bidirectional_dijkstra(G, source, target, weight="weight"):
     nx = _nx()
-    if source not in G:
-        raise nx.NodeNotFound(f"Source {source} is not in G")
-    if target not in G:
-        raise nx.NodeNotFound(f"Target {target} is not in G")
+    T._ends(G, source, target)
     if source == target:
         return (0, [source])
     succ, w, floats = _arrays(G, weight)
@@ -452,10 +460,18 @@ def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
     if source is None:
         if target is None:
             if method == "unweighted":
-                return all_pairs_shortest_path_generator(G)
-            if method == "dijkstra":
-                return all_pairs_dijkstra_path(G, weight=weight)
-            return all_pairs_bellman_ford_path(G, weight=weight)
+                paths = T.all_pairs_shortest_path(G)
+            elif method == "dijkstra":
+                paths = all_pairs_dijkstra_path(G, weight=weight)
+            else:
+                paths = all_pairs_bellman_ford_path(G, weight=weight)
+            if _nxver >= (3, 5):
+                return paths
+            import warnings  # networkx 3.3 and 3.4: a dict, with this warning
+            warnings.warn("\n\nshortest_path will return an iterator that yields\n(node, path) pairs instead of a "
+                          "dictionary when source\nand target are unspecified beginning in version 3.5\n\nTo keep the "
+                          "current behavior, use:\n\n\tdict(nx.shortest_path(G))", FutureWarning, stacklevel=3)
+            return dict(paths)
         return _towards(G, target, weight, method, lengths=False)
     if target is None:
         if method == "unweighted":
@@ -468,10 +484,6 @@ def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
     if method == "dijkstra":
         return bidirectional_dijkstra(G, source, target, weight)[1]
     return bellman_ford_path(G, source, target, weight)
-
-
-def all_pairs_shortest_path_generator(G):
-    return T.all_pairs_shortest_path(G)
 
 
 @networkx_function(_can_run, one_pass=True)
