@@ -31,6 +31,7 @@ FUNCTIONS = (
     "dag_longest_path_length",
     # link analysis and centrality (link_analysis.py, centrality.py)
     "pagerank", "hits", "katz_centrality", "eigenvector_centrality", "betweenness_centrality",
+    "edge_betweenness_centrality",
     "degree_centrality", "in_degree_centrality", "out_degree_centrality",
     # clustering, communities, cores (cluster.py, community.py, cores.py)
     "triangles", "clustering", "average_clustering", "transitivity",

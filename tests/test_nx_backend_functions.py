@@ -206,6 +206,8 @@ CASES = {
     "eigenvector_centrality": (lambda f, G, s, t, V: [f(G, max_iter=2000)], APPROX),
     "betweenness_centrality": (lambda f, G, s, t, V: [f(G), f(G, weight="weight", normalized=False),
                                                       f(G, k=min(3, len(G)), seed=1)], ROUND),
+    "edge_betweenness_centrality": (lambda f, G, s, t, V: [f(G), f(G, weight="weight", normalized=False),
+                                                           f(G, k=min(3, len(G)), seed=2)], 0),
     "degree_centrality": (lambda f, G, s, t, V: [f(G)], 0),
     "in_degree_centrality": (lambda f, G, s, t, V: [f(G)], 0),
     "out_degree_centrality": (lambda f, G, s, t, V: [f(G)], 0),

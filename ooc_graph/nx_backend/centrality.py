@@ -140,3 +140,47 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     r = ooc_graph.betweenness_centrality(G.store(weight), k=k, normalized=normalized, weight=weight,
                                          endpoints=endpoints, seed=seed, **_options())
     return by_node(G, r.values)
+
+
+# -- edge betweenness ------------------------------------------------------------------------------
+def _edge_betweenness_can_run(arguments):
+    k = arguments.get("k")
+    if _nxver < (3, 6) and k is not None and k != len(arguments["G"]):
+        return "k sampled sources on networkx before 3.6 (its rescaling of a sample changed in 3.6; this is 3.6's)"
+    return weight_is_name(arguments)
+
+
+@networkx_function(_edge_betweenness_can_run)
+def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None):
+    """networkx's own computation (:func:`._kernels.edge_brandes`), compiled: the same sources (drawn
+    by networkx's ``random.Random``), sums and rescaling, keyed by ``G.edges()``."""
+    from . import _kernels as K
+    n = len(G)
+    keep = G.edge_mask()
+    src, dst = G.arc_src, G.succ.indices
+    edges = np.flatnonzero(keep)  # networkx's G.edges() order: each undirected edge from its first end
+    arc_edge = np.empty(len(dst), np.int64)
+    arc_edge[edges] = np.arange(len(edges))
+    if not G.is_directed():  # the arc v->u of an edge u-v (u first) is that edge too
+        key = np.minimum(src, dst) * max(n, 1) + np.maximum(src, dst)
+        order = np.argsort(key[edges], kind="stable")
+        other = np.flatnonzero(~keep)
+        arc_edge[other] = order[np.searchsorted(key[edges][order], key[other])]
+    sources = np.arange(n, dtype=np.int64) if k is None else G.ids_of(seed.sample(list(G.nodes), k))
+    if weight is None:
+        w = np.ones(len(dst), np.int64)
+    else:
+        info = numbers(G, weight, "sum")
+        w = info.ints if info.integral else info.values
+    bc = K.edge_brandes(G.succ.indptr, dst, w, weight is not None, arc_edge, sources, len(edges))
+    labels = zip(G.labels(src[edges]), G.labels(dst[edges]))
+    N = n  # networkx's rescaling of edge betweenness (endpoints counted)
+    if N >= 2:
+        K_source = N if k is None else k
+        if normalized:
+            scale = 1 / (K_source * (N - 1))
+        else:
+            scale = N / (K_source * (1 if G.is_directed() else 2))
+        if scale != 1:
+            bc = bc * scale
+    return dict(zip(labels, bc.tolist()))
