@@ -127,7 +127,10 @@ def test_centrality_edge_cases():
     assert list(nx.strongly_connected_components(chain, **B)) == list(nx.strongly_connected_components(chain))
     P = nx.path_graph(50)
     for call in (lambda: nx.hits(P, max_iter=1, **B), lambda: nx.hits(P, max_iter=0, **B),
-                 lambda: nx.katz_centrality(P, max_iter=0, **B), lambda: nx.eigenvector_centrality(P, max_iter=-1, **B)):
+                 lambda: nx.katz_centrality(P, max_iter=0, **B), lambda: nx.eigenvector_centrality(P, max_iter=-1, **B),
+                 # runs that end at max_iter: ooc_graph's ConvergenceError becomes networkx's error
+                 lambda: nx.pagerank(P, max_iter=2, **B), lambda: nx.pagerank(P, max_iter=2, weight=None, **B),
+                 lambda: nx.katz_centrality(P, max_iter=2, **B), lambda: nx.eigenvector_centrality(P, max_iter=2, **B)):
         with pytest.raises(nx.PowerIterationFailedConvergence):
             call()
     with pytest.raises(nx.NetworkXError, match="every node"):

@@ -27,6 +27,7 @@ import inspect
 import numpy as np
 
 import ooc_graph
+from ooc_graph import registry
 
 __all__ = ["FUNCTIONS", "networkx_function", "vertex_function"]
 
@@ -94,6 +95,8 @@ def _call_vertex(target, arguments):
     scale = 1.0
     if name is not None:
         scale = scale_of(G, numbers(G, name, "array"), scale_free)
+    if "raise_on_nonconvergence" in registry.get(algorithm).parameters:  # raised as networkx does, below
+        arguments["raise_on_nonconvergence"] = False
     r = getattr(ooc_graph, algorithm)(G.store(name, scale=scale), **arguments, **_options())
     if not r.converged:
         raise _nx().PowerIterationFailedConvergence(max_iter)
@@ -181,5 +184,8 @@ def undirected_unweighted(arguments):
 
 
 # -- the functions: one module per networkx family (each registers its own) ----------------------
-from . import (centrality, cluster, community, components, convert, cores, dag, link_analysis,  # noqa: E402,F401
+from . import (centrality, cluster, community, components, convert, cores, dag, link_analysis,  # noqa: E402
                link_prediction, structure, traversal, weighted)
+
+FAMILIES = (centrality, cluster, community, components, convert, cores, dag, link_analysis, link_prediction,
+            structure, traversal, weighted)  # imported for the functions each registers

@@ -43,7 +43,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
             raise ZeroDivisionError("float division by zero (the personalization sums to 0)")
     # networkx stops when the L1 change falls below n * tol
     r = ooc_graph.pagerank(G.store(weight, scale=scale), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
-                           weight=weight, **_options())
+                           weight=weight, raise_on_nonconvergence=False, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return by_node(G, r.values)
