@@ -12,7 +12,7 @@ FUNCTIONS = (
     "single_target_shortest_path_length", "all_pairs_shortest_path_length", "single_source_shortest_path",
     "single_target_shortest_path", "all_pairs_shortest_path", "bidirectional_shortest_path", "has_path",
     "predecessor",
-    # weighted shortest paths (weighted.py)
+    # weighted shortest paths (weighted.py; shortest_path and its kin: generic.py)
     "multi_source_dijkstra_path_length", "multi_source_dijkstra", "multi_source_dijkstra_path",
     "single_source_dijkstra_path_length", "single_source_dijkstra", "single_source_dijkstra_path", "dijkstra_path",
     "dijkstra_path_length", "all_pairs_dijkstra", "all_pairs_dijkstra_path_length", "all_pairs_dijkstra_path",

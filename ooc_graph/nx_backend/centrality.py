@@ -152,9 +152,9 @@ def _edge_betweenness_can_run(arguments):
 
 @networkx_function(_edge_betweenness_can_run)
 def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None):
-    """networkx's own computation (:func:`._kernels.edge_brandes`), compiled: the same sources (drawn
+    """networkx's own computation (:func:`._kernels_brandes.edge_brandes`), compiled: the same sources (drawn
     by networkx's ``random.Random``), sums and rescaling, keyed by ``G.edges()``."""
-    from . import _kernels as K
+    from . import _kernels_brandes as K
     n = len(G)
     keep = G.edge_mask()
     src, dst = G.arc_src, G.succ.indices

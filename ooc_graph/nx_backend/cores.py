@@ -7,7 +7,7 @@ import numpy as np
 
 import ooc_graph
 
-from . import _kernels as K
+from . import _kernels_structure as K
 from .functions import _nx, _options, by_node, networkx_function
 
 _SELF_LOOPS = ("Input graph has self loops which is not permitted; "

@@ -1,11 +1,11 @@
 """Topological order and longest paths of directed acyclic graphs (networkx.algorithms.dag), in
-networkx's order: :func:`._kernels.generations` removes nodes as networkx's Kahn search does."""
+networkx's order: :func:`._kernels_structure.generations` removes nodes as networkx's Kahn search does."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
+from . import _kernels_structure as K
 from .functions import _nx, networkx_function, numbers
 
 

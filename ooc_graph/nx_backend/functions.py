@@ -2,9 +2,11 @@
 
 Each function is a networkx signature on top of the converted graph (:class:`~.graph.StoreGraph`),
 returning what networkx returns. They live in modules named after networkx's
-(:mod:`.traversal`, :mod:`.weighted`, :mod:`.components`, :mod:`.link_analysis`,
-:mod:`.centrality`, :mod:`.cluster`, :mod:`.community`, :mod:`.cores`, :mod:`.structure`,
-:mod:`.link_prediction`, :mod:`.convert`), each registering its functions here when imported.
+(:mod:`.traversal`, :mod:`.weighted`, :mod:`.generic`, :mod:`.components`, :mod:`.dag`,
+:mod:`.link_analysis`, :mod:`.centrality`, :mod:`.cluster`, :mod:`.community`, :mod:`.cores`,
+:mod:`.structure`, :mod:`.link_prediction`, :mod:`.convert`), each registering its functions here
+when imported; their compiled kernels are in :mod:`._kernels` (searches), :mod:`._kernels_structure`
+and :mod:`._kernels_brandes`.
 
 Adding one is :func:`networkx_function` on a function named as networkx names it (and its name in
 ``_ooc_graph_nx.FUNCTIONS``; a test checks both lists agree). ``can_run`` takes the call's
@@ -184,8 +186,8 @@ def undirected_unweighted(arguments):
 
 
 # -- the functions: one module per networkx family (each registers its own) ----------------------
-from . import (centrality, cluster, community, components, convert, cores, dag, link_analysis,  # noqa: E402
+from . import (centrality, cluster, community, components, convert, cores, dag, generic, link_analysis,  # noqa: E402
                link_prediction, structure, traversal, weighted)
 
-FAMILIES = (centrality, cluster, community, components, convert, cores, dag, link_analysis, link_prediction,
+FAMILIES = (centrality, cluster, community, components, convert, cores, dag, generic, link_analysis, link_prediction,
             structure, traversal, weighted)  # imported for the functions each registers

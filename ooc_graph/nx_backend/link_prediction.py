@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from . import _kernels as K
+from . import _kernels_structure as K
 from .centrality import degrees
 from .functions import _nx, networkx_function
 
