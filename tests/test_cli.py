@@ -375,3 +375,20 @@ def test_out_in_original_ids(tmp_path):
     assert pq.read_table(paths[".parquet"]).equals(want)
     npz = np.load(paths[".npz"])
     assert npz["vertex"].tolist() == ["alice", "bob", "carol, jr"] and npz["parent_missing"].tolist() == [1, 0, 0]
+
+
+def test_distributed_runs_are_quiet_unless_verbose(tmp_path):
+    """dask's logging stays off the terminal: starting and stopping a local cluster logged 29
+    ``distributed.*`` lines, and a mistake caught on a worker (a source not in the graph) printed
+    each worker's "Compute Failed" traceback besides the one-line error. ``-v`` shows them."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "6", "--edge-factor", "4", "--quiet"]) == 0
+    cli = [sys.executable, "-m", "ooc_graph.cli", "run", "bfs", str(store), "--source", "999", "--workers", "2",
+           "--no-store", "--quiet"]
+    r = subprocess.run(cli, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("submitted job bfs-"), r.stderr
+    assert lines[1] == "ooc-graph: error: vertex 999 is not in the graph (ids are 0..63)"
+    r = subprocess.run(cli + ["-v"], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 2 and "distributed.scheduler" in r.stderr and "Compute Failed" in r.stderr

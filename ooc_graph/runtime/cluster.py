@@ -1,6 +1,13 @@
 """Clusters a call runs on: a user's ``distributed.Client``, a scheduler address, or local clusters
 made on demand (dask-cuda's ``LocalCUDACluster`` for ``gpus=``, dask's ``LocalCluster`` of CPU
 processes for ``workers=``) and kept for the life of the process, so later calls start nothing.
+
+dask's own logging is quiet in the clusters and clients made here (:func:`quiet_dask`): their
+workers say nothing, this process's ``distributed`` loggers only errors, since every failure of a
+job reaches the caller as one error naming the job and the worker. Where this library's logging
+is on at INFO (``ooc-graph -v``, or ``logging.getLogger("ooc_graph").setLevel(logging.INFO)``)
+dask's loggers are left as dask sets them, and workers report their warnings and errors. A
+``distributed.Client`` the caller made is the caller's: its logging is left alone.
 """
 
 from __future__ import annotations
@@ -32,12 +39,40 @@ def _dask():
     return distributed
 
 
+def _verbose() -> bool:
+    """Whether the caller asked for this library's logging (``-v``): then dask's too."""
+    return logging.getLogger("ooc_graph").isEnabledFor(logging.INFO)
+
+
+def worker_log_level() -> int:
+    """What the workers of a local cluster log: nothing (a failure reaches the caller as one error
+    naming the worker; dask's "Compute Failed" tracebacks went to this terminal), or their warnings
+    and errors where this library logs at INFO."""
+    return logging.WARNING if _verbose() else logging.CRITICAL
+
+
+def quiet_dask() -> None:
+    """This process's ``distributed`` loggers (the local clusters' scheduler and nannies run here,
+    and the client) to errors only, unless this library logs at INFO: starting and stopping a
+    2-worker cluster logged 29 lines at INFO. (distributed sets its loggers' levels when imported:
+    this runs after the import.)"""
+    if _verbose():
+        return
+    loggers = [logging.getLogger("distributed")] + [
+        logger for name, logger in list(logging.Logger.manager.loggerDict.items())
+        if name.startswith("distributed.") and isinstance(logger, logging.Logger)]
+    for logger in loggers:
+        if logger.level != logging.NOTSET or logger.name == "distributed":  # the others inherit it
+            logger.setLevel(max(logger.level, logging.ERROR))
+
+
 def as_client(client):
     """A ``distributed.Client`` from a client or a scheduler address (``tcp://host:port``)."""
     distributed = _dask()
     if isinstance(client, distributed.Client):
         return client
     if isinstance(client, str):
+        quiet_dask()  # a client made here (the command line's --scheduler): its logging is this library's
         try:
             return distributed.Client(client, timeout="20s")
         except (OSError, TimeoutError) as err:
@@ -77,10 +112,11 @@ def local_gpu_client(gpus):
             except ImportError as err:
                 raise JobError("several GPUs need dask-cuda: pip install dask-cuda") from err
             distributed = _dask()
+            quiet_dask()
             os.environ["NCCL_NVLS_ENABLE"] = "0"  # workers inherit it: NVLink multicast stays off
             cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, ids)), n_workers=len(ids),
                                        threads_per_worker=2, memory_limit=0, dashboard_address=":0",
-                                       silence_logs=logging.ERROR)
+                                       silence_logs=worker_log_level())
             _LOCAL[key] = (cluster, distributed.Client(cluster))
             log.info("started a LocalCUDACluster on GPUs %s", ",".join(map(str, ids)))
         return _prompt(*_LOCAL[key])
@@ -94,9 +130,10 @@ def local_cpu_client(workers: int):
     with _LOCK:
         if key not in _LOCAL:
             distributed = _dask()
+            quiet_dask()
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=2, processes=True,
                                                memory_limit=0, dashboard_address=":0",
-                                               silence_logs=logging.ERROR)
+                                               silence_logs=worker_log_level())
             _LOCAL[key] = (cluster, distributed.Client(cluster))
             log.info("started a LocalCluster of %d CPU workers", workers)
         return _prompt(*_LOCAL[key])
