@@ -60,3 +60,16 @@ def test_every_cuda_kernel_is_compiled_and_launched_by_its_name():
     for py in kernels.glob("gpu*.py"):
         launched |= set(re.findall(r"_(?:kernel|launch)\(f?\"ooc_graph_(\w+)", py.read_text()))
     assert launched and launched <= compiled
+
+
+def test_install_instructions_name_what_exists():
+    """No distribution ``ooc-graph`` is published: the README, the docs, the examples and the
+    package's messages say how to install from a checkout (or the packages by name), never
+    ``pip install ooc-graph`` or ``pip install 'ooc-graph[extra]'``."""
+    import re
+    wrong = re.compile(r"pip install ['\"]?ooc-graph")
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob("*.py"),
+             *(ROOT / "ooc_graph").rglob("*.py")]
+    found = [f"{f.relative_to(ROOT)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
+             if wrong.search(line)]
+    assert found == []

@@ -70,9 +70,10 @@ def test_missing_dataframe_libraries_name_the_extra(tmp_path, monkeypatch):
     r = ooc_graph.wcc(G, device="cpu")
     monkeypatch.setitem(sys.modules, "pandas", None)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(ParameterError, match=r"pandas: pip install 'ooc-graph\[dataframe\]'"):
+    with pytest.raises(ParameterError, match=r"pandas: pip install pandas \(or pip install -e '\.\[dataframe\]' in a "
+                                             r"checkout of ooc_graph\)$"):
         r.to_pandas()
-    with pytest.raises(ParameterError, match=r"pyarrow: pip install 'ooc-graph\[dataframe\]'"):
+    with pytest.raises(ParameterError, match=r"pyarrow: pip install pyarrow \(or pip install -e '\.\[dataframe\]'"):
         r.to_arrow()
 
 

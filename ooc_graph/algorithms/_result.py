@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError
+from ooc_graph.errors import ParameterError, install
 
 
 def on_host(array):
@@ -83,11 +83,11 @@ class Result:
     def to_pandas(self):
         """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array
         (cuGraph's layout). Arrays of vertices hold original ids, ``<NA>`` where there is none
-        (a nullable ``Int64`` column, or strings). Needs pandas (``pip install 'ooc-graph[dataframe]'``)."""
+        (a nullable ``Int64`` column, or strings). Needs pandas (the ``dataframe`` extra)."""
         try:
             import pandas as pd
         except ImportError as err:
-            raise ParameterError("to_pandas() needs pandas: pip install 'ooc-graph[dataframe]'") from err
+            raise ParameterError(f"to_pandas() needs pandas: {install('dataframe', 'pandas')}") from err
         data = {}
         for name, (values, missing) in self.columns().items():
             if missing is not None and values.dtype.kind in "iu":
@@ -99,7 +99,7 @@ class Result:
 
     def to_arrow(self):
         """A ``pyarrow.Table`` with the columns of :meth:`to_pandas`; nulls where an array of
-        vertices has none. Needs pyarrow (``pip install 'ooc-graph[dataframe]'``)."""
+        vertices has none. Needs pyarrow (the ``dataframe`` extra)."""
         return arrow_table(self.columns(), "to_arrow()")
 
     def summary(self) -> str:
@@ -263,7 +263,7 @@ def arrow_table(columns: dict, who: str):
     try:
         import pyarrow as pa
     except ImportError as err:
-        raise ParameterError(f"{who} needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+        raise ParameterError(f"{who} needs pyarrow: {install('dataframe', 'pyarrow')}") from err
     out = {}
     for name, (values, missing) in columns.items():
         if values.dtype.kind in "OU":

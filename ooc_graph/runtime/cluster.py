@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 
-from ooc_graph.errors import JobError, ParameterError
+from ooc_graph.errors import JobError, ParameterError, install
 
 log = logging.getLogger("ooc_graph.runtime")
 
@@ -34,8 +34,7 @@ def _dask():
     try:
         import distributed
     except ImportError as err:
-        raise JobError("distributed runs need dask and distributed: pip install 'ooc-graph[dask]' "
-                       "(and dask-cuda for several GPUs)") from err
+        raise JobError(f"distributed runs need dask and distributed: {install('dask', 'dask distributed')}") from err
     return distributed
 
 
