@@ -392,3 +392,19 @@ def test_distributed_runs_are_quiet_unless_verbose(tmp_path):
     assert lines[1] == "ooc-graph: error: vertex 999 is not in the graph (ids are 0..63)"
     r = subprocess.run(cli + ["-v"], capture_output=True, text=True, timeout=180)
     assert r.returncode == 2 and "distributed.scheduler" in r.stderr and "Compute Failed" in r.stderr
+
+
+@pytest.mark.parametrize("flag,name,module", [("--out", "r.parquet", "pyarrow"), ("--profile", "p.png", "matplotlib")])
+def test_an_output_without_its_library_fails_before_the_run(tmp_path, capsys, monkeypatch, flag, name, module):
+    """``--out x.parquet`` without pyarrow and ``--profile`` without matplotlib ran the whole
+    algorithm (and stored its result) before failing: now one line before any work."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+    monkeypatch.setitem(sys.modules, module, None)  # as where it is not installed
+    capsys.readouterr()
+    assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--quiet", flag,
+                 str(tmp_path / name)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"ooc-graph: error: {flag}") and f"needs {module}: " in out.err
+    assert main(["results", "list", str(store)]) == 0 and capsys.readouterr().out == ""  # nothing was computed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]

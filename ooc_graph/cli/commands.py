@@ -4,6 +4,7 @@ package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, shown
+from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, install, shown
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -96,6 +97,14 @@ def _check_out(path):
         raise ParameterError(f"--out {path}: unknown format {Path(path).suffix or '(no suffix)'!r} "
                              f"(valid: {', '.join(OUT_FORMATS)})")
     _check_folder("--out", path)
+    if path is not None and Path(path).suffix.lower() == ".parquet":
+        _check_installed("--out .parquet", "pyarrow", "dataframe")
+
+
+def _check_installed(what, module, extra):
+    """Before computing, not after: an output that needs a library this Python does not have."""
+    if importlib.util.find_spec(module) is None:
+        raise ParameterError(f"{what} needs {module}: {install(extra, module)}")
 
 
 def _check_folder(flag, path):
@@ -120,6 +129,8 @@ def run(a) -> int:
     from ooc_graph import registry
     _check_out(a.out)
     _check_folder("--profile", a.profile)
+    if a.profile is not None:
+        _check_installed("--profile", "matplotlib", "plot")
     kwargs = algorithm_kwargs(a)
     common = dict(memory=a.memory, device_memory=a.device_memory)
     if a.profile is not None:  # only the streamed algorithms take it
