@@ -171,3 +171,16 @@ def test_output_choices_are_checked_before_any_work(tmp_path, monkeypatch):
     with pytest.raises(ParameterError, match="host memory"):
         ooc_graph.wcc(G, workers=2, output="cupy")
     assert ooc_graph.wcc(G, device="cpu", output="numpy").labels.tolist() == [0, 0, 0]
+
+
+def test_the_readme_names_the_frames_columns(tmp_path):
+    """The README's example of ``to_pandas()`` lists the columns a BFS result has (it claimed
+    cuGraph's layout, whose columns are ``vertex, distance, predecessor``)."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("r.to_pandas()"))
+    named = re.search(r"DataFrame: ([\w, ]+?)(;|\(|$)", line).group(1).split(", ")
+    assert "cuGraph's layout" not in readme
+    G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
+    assert list(ooc_graph.bfs(G, 0, device="cpu").to_pandas().columns) == named

@@ -81,9 +81,10 @@ class Result:
         return dict(zip(self.vertices.tolist(), values))
 
     def to_pandas(self):
-        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array
-        (cuGraph's layout). Arrays of vertices hold original ids, ``<NA>`` where there is none
-        (a nullable ``Int64`` column, or strings). Needs pandas (the ``dataframe`` extra)."""
+        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array,
+        named as the result's attribute (``values``; ``depth``, ``parent``: not cuGraph's names).
+        Arrays of vertices hold original ids, ``<NA>`` where there is none (a nullable ``Int64``
+        column, or strings). Needs pandas (the ``dataframe`` extra)."""
         try:
             import pandas as pd
         except ImportError as err:
