@@ -73,3 +73,17 @@ def test_install_instructions_name_what_exists():
     found = [f"{f.relative_to(ROOT)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
              if wrong.search(line)]
     assert found == []
+
+
+def test_the_data_folder_is_documented(tmp_path):
+    """The LDBC tests' data folder comes from ``OOC_GRAPH_DATA``: the README's test section says
+    so, and a test skipped for want of it names the folder and the variable."""
+    import os
+    readme = (ROOT / "README.md").read_text()
+    tests_section = readme.split("## The two commands")[1].split("\n## ")[0]
+    assert "OOC_GRAPH_DATA" in tests_section
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        str(ROOT / "tests" / "test_ldbc.py"), "-k", "example-directed-bfs and cpu"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "OOC_GRAPH_DATA": str(tmp_path / "none")})
+    assert f"{tmp_path / 'none'} is absent (OOC_GRAPH_DATA names another)" in r.stdout, r.stdout[-2000:]
