@@ -184,3 +184,19 @@ def test_the_readme_names_the_frames_columns(tmp_path):
     assert "cuGraph's layout" not in readme
     G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
     assert list(ooc_graph.bfs(G, 0, device="cpu").to_pandas().columns) == named
+
+
+def test_repr_is_short(tmp_path):
+    """``repr(result)`` printed every pass record (~5 KB for PageRank on 1,024 vertices, ~10 KB
+    on larger graphs): now one line with the algorithm, the run, key figures and the arrays' shapes,
+    for every result class."""
+    from ooc_graph.algorithms import _result
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, progress=False)
+    r = ooc_graph.pagerank(G, device="cpu")
+    assert len(r.passes) > 5
+    text = repr(r)
+    assert text.startswith(f"<ooc_graph.PageRankResult pagerank: {r.iterations} iterations (converged), ")
+    assert text.endswith("; values float64[1,024]>") and len(text) < 200, text
+    assert repr(ooc_graph.triangle_count(G, device="cpu")).count(" triangles; counts int64[1,024]>") == 1
+    classes = [c for c in vars(_result).values() if isinstance(c, type) and issubclass(c, _result.Result)]
+    assert len(classes) > 10 and all(c.__repr__ is _result.Result.__repr__ for c in classes)

@@ -21,7 +21,7 @@ def on_host(array):
     return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else array
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """Common run statistics. Subclasses add the per-vertex arrays."""
 
@@ -114,6 +114,14 @@ class Result:
         """What the summary adds for this algorithm (``", 12 triangles"``)."""
         return ""
 
+    def __repr__(self) -> str:
+        """One short line: the algorithm, how the run went, its key figures and each array's type
+        and length (``stats`` and ``passes`` hold the rest: all of them printed ~10 KB)."""
+        state = "converged" if self.converged else "not converged"
+        arrays = ", ".join(f"{name} {_described(getattr(self, name, None))}" for name in self._arrays)
+        return (f"<ooc_graph.{type(self).__name__} {self.algorithm}: {self.iterations} iterations ({state}), "
+                f"{self.seconds:.3f} s, device {self.device}{self._details()}; {arrays}>")
+
     @property
     def passes(self) -> list:
         """One record per pass over the chunks or frontier advance: seconds, chunks, skipped,
@@ -147,13 +155,13 @@ class Result:
         return self.saved
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class PageRankResult(Result):
     values: np.ndarray = None
     _arrays: tuple = ("values",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class BFSResult(Result):
     """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
     ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
@@ -169,7 +177,7 @@ class BFSResult(Result):
         return self.depth != UNREACHABLE
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class SSSPResult(Result):
     """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
     source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
@@ -181,7 +189,7 @@ class SSSPResult(Result):
     _vertex_arrays: tuple = ("parent",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class WCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
     except in a store with string ids, where it is the component's first internal id (the
@@ -201,7 +209,7 @@ class WCCResult(Result):
 UNREACHABLE = np.iinfo(np.int64).max
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CentralityResult(Result):
     """One score per vertex (Katz, eigenvector, betweenness centrality)."""
 
@@ -209,7 +217,7 @@ class CentralityResult(Result):
     _arrays: tuple = ("values",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class HITSResult(Result):
     """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
 
@@ -218,7 +226,7 @@ class HITSResult(Result):
     _arrays: tuple = ("hubs", "authorities")
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CDLPResult(Result):
     """``labels[v]``: v's community label (an original vertex id) after label propagation."""
 
@@ -230,7 +238,7 @@ class CDLPResult(Result):
         return int(np.unique(on_host(self.labels)).size)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CoreResult(Result):
     """``core[v]``: the largest k such that v belongs to the k-core."""
 
@@ -245,7 +253,7 @@ class CoreResult(Result):
         return self.vertices[core >= k]
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class SCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
 
@@ -255,6 +263,14 @@ class SCCResult(Result):
     @property
     def num_components(self) -> int:
         return int(np.unique(on_host(self.labels)).size)
+
+
+def _described(array) -> str:
+    """``float64[1,024]`` for an array (NumPy's or CuPy's), its repr for anything else."""
+    shape = getattr(array, "shape", None)
+    if shape is None:
+        return repr(array)
+    return f"{array.dtype}[{' x '.join(f'{k:,}' for k in shape)}]"
 
 
 def arrow_table(columns: dict, who: str):
@@ -274,7 +290,7 @@ def arrow_table(columns: dict, who: str):
     return pa.table(out)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class TriangleCountResult(Result):
     """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
 
@@ -289,7 +305,7 @@ class TriangleCountResult(Result):
         return f", {self.total:,} triangles"
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class LCCResult(Result):
     """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
 
@@ -300,7 +316,7 @@ class LCCResult(Result):
         return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class LouvainResult(Result):
     """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
     modularity of that partition; ``levels``: the labels after each level."""
