@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="edge file (format from the suffix; .gz/.xz/.bz2 are read compressed)")
     p.add_argument("output", help="the graph store to write (.h5)")
     p.add_argument("--format", choices=sorted(READERS), help="input format (default: from the suffix)")
-    _pair(p, "directed", "keep arcs as given (default: what the format says, else directed)", negative="undirected")
+    _pair(p, "directed", "keep arcs as given (default: what the file says, as a SNAP header's '# Undirected "
+          "graph' or .mtx symmetry, else directed)", negative="undirected")
     _pair(p, "weighted", "keep the weight column (default: if the input has one)")
     _pair(p, "relabel", "map ids to 0..n-1, keeping the originals (default: when they are not already)")
     p.add_argument("--drop-self-loops", action="store_true", help="remove arcs (v, v)")

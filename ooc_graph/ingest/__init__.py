@@ -98,7 +98,10 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     format : str, optional
         Input format; by default from the file suffix.
     directed : bool, optional
-        ``False`` symmetrises every edge. Default: what the format says, else ``True``.
+        ``False`` symmetrises every edge. Default: what the input says (a SNAP edge list's
+        ``# Undirected graph`` / ``# Directed graph`` header line, Matrix Market's symmetry, a
+        ``.gr`` file's kind, a networkx graph's class), else ``True``: directed, unlike networkx's
+        and cuGraph's readers, which default to undirected.
     weighted : bool, optional
         Keep the weight column. Default: whether the input has one.
     drop_self_loops, dedupe : bool
