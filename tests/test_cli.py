@@ -408,3 +408,17 @@ def test_an_output_without_its_library_fails_before_the_run(tmp_path, capsys, mo
     assert out.out == "" and out.err.startswith(f"ooc-graph: error: {flag}") and f"needs {module}: " in out.err
     assert main(["results", "list", str(store)]) == 0 and capsys.readouterr().out == ""  # nothing was computed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]
+
+
+def test_memory_says_what_it_bounds(capsys):
+    """``run --memory 200MB`` peaked at 456 MB resident: it bounds the engine's data for the graph,
+    not the process, and the help says so (conversion's does bound the process)."""
+    for argv in (["run", "pagerank", "--help"], ["demo", "--help"], ["convert", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        if argv[0] == "convert":
+            assert "--memory MEMORY host memory budget of the whole process" in text
+        else:
+            assert "the vertex state and the chunks of arcs cached and in flight" in text
+            assert "Not a cap on the process: the program (~190 MB) and the result come on top" in text
