@@ -30,7 +30,7 @@ def test_generate_info_run(tmp_path, capsys):
     assert main(["generate", "grid", str(tmp_path / "m.h5"), "--rows", "4", "--cols", "4", "--quiet"]) == 0
     mesh = tmp_path / "a.h5"
     assert main(["generate", "grid", str(mesh), "--rows", "30", "--cols", "9", "--interval-size", "16",
-                 "--augment", "--workers", "2", "--quiet"]) == 0
+                 "--augment", "--threads", "2", "--quiet"]) == 0
     capsys.readouterr()
     assert main(["info", str(mesh), "--json"]) == 0
     assert '"augmented": true' in capsys.readouterr().out
@@ -422,3 +422,20 @@ def test_memory_says_what_it_bounds(capsys):
         else:
             assert "the vertex state and the chunks of arcs cached and in flight" in text
             assert "Not a cap on the process: the program (~190 MB) and the result come on top" in text
+
+
+def test_threads_and_workers_are_not_one_word(tmp_path, capsys):
+    """``--workers`` counted threads in ``convert``/``generate`` and processes in ``run``: the
+    threads are ``--threads`` now; the old spelling still works, with a note saying so."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "4", "--cols", "4", "--threads", "2", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["generate", "grid", str(store), "--rows", "4", "--cols", "4", "--workers", "2", "--quiet",
+                 "--overwrite"]) == 0
+    assert capsys.readouterr().err == ("ooc-graph: generate --workers is deprecated: it counts threads, and is now "
+                                       "--threads (in run, --workers counts worker processes)\n")
+    assert main(["convert", str(tmp_path / "e.txt"), str(store), "--workers", "2", "--threads", "2"]) == 2
+    assert "give --threads only" in capsys.readouterr().err
+    from ooc_graph.cli.parser import build_parser
+    text = build_parser()._subparsers._group_actions[0].choices["convert"].format_help()
+    assert "--threads THREADS" in text and "deprecated spelling of --threads" in text

@@ -24,6 +24,12 @@ OUT_FORMATS = (".npz", ".csv", ".parquet")
 
 
 def _build_opts(a) -> dict:
+    if a.old_workers is not None:
+        if a.workers is not None:
+            raise ParameterError("give --threads only (--workers is its deprecated spelling)")
+        print(f"ooc-graph: {a.command} --workers is deprecated: it counts threads, and is now --threads "
+              "(in run, --workers counts worker processes)", file=sys.stderr)
+        a.workers = a.old_workers
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
                 workers=a.workers, augment=a.augment, progress=not a.quiet, overwrite=a.overwrite,
                 device=a.device)

@@ -38,7 +38,10 @@ def _build_options(p):
     p.add_argument("--chunk-arcs", type=int, help="arcs per transfer chunk (default 4194304)")
     p.add_argument("--weight-dtype", choices=("float32", "float64"), default="float32",
                    help="type of stored weights (float64 keeps weights float32 cannot hold)")
-    p.add_argument("--workers", type=int, help="threads sorting (and generating) at once (default: cores, max 16)")
+    p.add_argument("--threads", dest="workers", type=int, metavar="THREADS",
+                   help="threads sorting (and generating) at once, in this process (default: cores, max 16)")
+    p.add_argument("--workers", dest="old_workers", type=int, metavar="THREADS",
+                   help="deprecated spelling of --threads (in run, --workers means worker processes)")
     p.add_argument("--augment", action="store_true",
                    help="also store the CEL augmentation for asynchronous execution (more disk)")
     p.add_argument("--overwrite", action="store_true", help="replace the output if it is an existing store")
