@@ -923,3 +923,24 @@ def test_merge_level_equals_merge_min(size, share):
         np.testing.assert_array_equal(changed, want_changed)
     assert max(sent) <= (size - 1) * (2 + max(n // 8 + 1, 8 * int(want_changed.sum())))
     assert [c.agreed_stop for c in comms] == [stop] * size
+
+
+def test_gpus_without_a_gpu_say_so_first(tmp_path):
+    """``gpus=[0, 1]`` on a machine without GPUs said "several GPUs need dask-cuda" (where
+    dask-cuda was absent): the device is checked first. dask-cuda comes with the ``multigpu`` extra."""
+    import tomllib
+    from pathlib import Path
+
+    from ooc_graph.engine import gpu_available
+    from ooc_graph.errors import DeviceError
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert any(d.startswith("dask-cuda") for d in extras["multigpu"])
+    if gpu_available():
+        pytest.skip("CuPy sees a GPU here")
+    G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
+    for gpus in ([0, 1], "0,1", "all", 2):
+        with pytest.raises(DeviceError, match=r"^gpus=.* but CuPy finds no CUDA device \(use workers="):
+            ooc_graph.wcc(G, gpus=gpus)
+    with pytest.raises(ParameterError, match="distinct non-negative device ids"):
+        ooc_graph.wcc(G, gpus=[0, 0])

@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 
-from ooc_graph.errors import JobError, ParameterError, install
+from ooc_graph.errors import DeviceError, JobError, ParameterError, install
 
 log = logging.getLogger("ooc_graph.runtime")
 
@@ -82,22 +82,38 @@ def as_client(client):
 
 
 def gpu_ids(gpus) -> tuple:
-    """Device ids from ``gpus``: a list of ints, a string ``"0,1"``, ``"all"``, or a count."""
-    from ooc_graph.engine import gpu_available
+    """Device ids from ``gpus``: a list of ints, a string ``"0,1"``, ``"all"``, or a count; each
+    must be a device CuPy sees (a :class:`DeviceError` where it sees none: checked before dask-cuda
+    is looked for)."""
+    given = gpus
+    if isinstance(gpus, str) and gpus.strip().lower() == "all":
+        return tuple(range(_devices(given)))
     if isinstance(gpus, str):
-        if gpus.strip().lower() == "all":
-            if not gpu_available():
-                raise ParameterError("gpus='all' but CuPy finds no CUDA device")
-            import cupy
-            return tuple(range(cupy.cuda.runtime.getDeviceCount()))
         try:
             gpus = [int(g) for g in gpus.split(",") if g.strip()]
         except ValueError:
             raise ParameterError(f"gpus must be 'all' or device ids like '0,1' (got {gpus!r})") from None
-    ids = tuple(gpus) if not isinstance(gpus, int) else tuple(range(gpus))
+    try:
+        ids = tuple(gpus) if not isinstance(gpus, int) or isinstance(gpus, bool) else tuple(range(gpus))
+    except TypeError:
+        ids = ()
     if not ids or any(isinstance(g, bool) or not isinstance(g, int) or g < 0 for g in ids) or len(set(ids)) != len(ids):
-        raise ParameterError(f"gpus must be distinct non-negative device ids (got {gpus!r})")
+        raise ParameterError(f"gpus must be distinct non-negative device ids (got {given!r})")
+    count = _devices(given)
+    missing = [g for g in ids if g >= count]
+    if missing:
+        raise DeviceError(f"gpus={given!r}: no CUDA device {', '.join(map(str, missing))} "
+                          f"(CuPy sees {count}: {', '.join(map(str, range(count)))})")
     return ids
+
+
+def _devices(given) -> int:
+    """The CUDA devices CuPy sees; a :class:`DeviceError` naming ``given`` where it sees none."""
+    from ooc_graph.engine import gpu_available
+    if not gpu_available():
+        raise DeviceError(f"gpus={given!r} but CuPy finds no CUDA device (use workers= for CPU worker processes)")
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
 
 
 def local_gpu_client(gpus):
@@ -109,7 +125,7 @@ def local_gpu_client(gpus):
             try:
                 from dask_cuda import LocalCUDACluster
             except ImportError as err:
-                raise JobError("several GPUs need dask-cuda: pip install dask-cuda") from err
+                raise JobError(f"several GPUs need dask-cuda: {install('multigpu', 'dask-cuda')}") from err
             distributed = _dask()
             quiet_dask()
             os.environ["NCCL_NVLS_ENABLE"] = "0"  # workers inherit it: NVLink multicast stays off
