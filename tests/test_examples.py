@@ -48,3 +48,15 @@ def test_edge_map_example_on_a_directed_store(tmp_path):
                        timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "check: same widths" in r.stdout and "widest paths from 7" in r.stdout
+
+
+def test_dask_example_without_gpus_is_one_line():
+    """``dask_cluster.py --gpus all`` on a machine without GPUs ended in a traceback."""
+    from ooc_graph.engine import gpu_available
+    if gpu_available():
+        pytest.skip("CuPy sees a GPU here")
+    r = subprocess.run([sys.executable, str(EXAMPLES / "dask_cluster.py"), "--gpus", "all"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == "dask_cluster.py: error: gpus='all' but CuPy finds no CUDA device (use workers= for CPU worker " \
+                       "processes)\n"
