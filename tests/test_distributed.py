@@ -441,6 +441,40 @@ def test_progress_and_cancel(client, slow_graph):
     assert ooc_graph.submit(client, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
 
 
+def test_done_and_exception_as_a_dask_future(client, slow_graph):
+    """A Job has ``done()`` (never waits) and ``exception(timeout=)`` as a dask Future has."""
+    job = ooc_graph.submit(client, "pagerank", slow_graph, workers=2, tol=1e-300, max_iter=10**9, memory="200KiB")
+    _running(job)
+    t = time.monotonic()
+    assert not job.done() and time.monotonic() - t < 2
+    with pytest.raises(TimeoutError):
+        job.exception(timeout=0.2)
+    job.cancel()
+    assert isinstance(job.exception(timeout=60), JobCancelled) and job.done()
+    bad = ooc_graph.submit(client, "bfs", slow_graph, workers=2, source=10**6)  # caught on the workers
+    err = bad.exception(timeout=120)
+    assert isinstance(err, ParameterError) and "not in the graph" in str(err) and bad.done()
+    ok = ooc_graph.submit(client, "wcc", slow_graph, workers=2)
+    assert ok.exception(timeout=120) is None and ok.done() and ok.result().num_components >= 1
+
+
+def test_progress_after_the_end_is_final(client, slow_graph):
+    """``progress()`` after a job ended showed the last report's iteration (reports are 0.2 s
+    apart: a short job said iteration 0): now the final one, as finished."""
+    local = ooc_graph.pagerank(slow_graph, device="cpu", tol=1e-9)
+    job = ooc_graph.submit(client, "pagerank", slow_graph, workers=2, tol=1e-9)
+    while not job.done():
+        time.sleep(0.05)
+    before = job.progress()  # from rank 0's worker, result not fetched yet
+    r = job.result(timeout=120)
+    after = job.progress()
+    for p in (before, after):
+        assert p["state"] == "finished" and p["iteration"] == r.iterations == local.iterations, p
+        assert 0 < p["measure"] < 1e-9 and p["seconds"] > 0
+    job.cancel()  # too late: nothing changes
+    assert job.progress()["state"] == "finished" and job.status() == "finished"
+
+
 def test_cancel_stops_a_level_synchronous_traversal(client, tmp_path):
     """BFS levels agree on stopping through their merges (each rank's stop request travels with
     its flags, no collective of its own), or, levels every rank runs whole (a path's), every

@@ -225,8 +225,9 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                    "seconds": result.seconds, "saved": where,
                    "timing": dict(timing, total=time.perf_counter() - t0), "started": started, "start": start,
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
-        if rank == 0:
-            _progress(spec.job_id, state="finished")
+        if rank == 0:  # the last iteration, not the last one reported (reports come PROGRESS_SECONDS apart)
+            _progress(spec.job_id, state="finished", iteration=result.iterations, seconds=result.seconds,
+                      **({} if placement.on_report is None else {"measure": placement.on_report.latest[1]}))
         if shared and spec.reply_to is not None and _replied(spec, m, summary, result):
             return {"summary": summary, "replied": True}
         if rank == 0:
@@ -234,8 +235,8 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         return {"summary": summary}
     except BaseException as err:
         _segments.remove_made(spec.job_id)
-        if isinstance(err, JobCancelled) and rank == 0:
-            _progress(spec.job_id, state="cancelled")
+        if rank == 0:
+            _progress(spec.job_id, state="cancelled" if isinstance(err, JobCancelled) else "failed")
         if spec.device == "gpu":
             from .nccl import drop
             if comm is not None:
@@ -288,10 +289,12 @@ def _reporter(spec: JobSpec, rank: int):
     _progress(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
 
     def report(iteration, measure):
+        report.latest = (iteration, measure)  # for the record at the end
         now = time.monotonic()
         if now - last[0] >= PROGRESS_SECONDS:
             last[0] = now
             _progress(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
+    report.latest = (0, None)
     return report
 
 
