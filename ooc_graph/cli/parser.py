@@ -33,7 +33,8 @@ def _pair(p, name, help, default=None, negative=None):
 
 
 def _build_options(p):
-    p.add_argument("--memory", help="host memory budget of the whole process, e.g. 2GB (default: a quarter of RAM)")
+    p.add_argument("--memory", help="host memory budget of the whole process, e.g. 2GB "
+                   "(default: a quarter of RAM or of the container's limit)")
     p.add_argument("--interval-size", type=int, help="vertices per interval (default 65536)")
     p.add_argument("--chunk-arcs", type=int, help="arcs per transfer chunk (default 4194304)")
     p.add_argument("--weight-dtype", choices=("float32", "float64"), default="float32",
@@ -53,7 +54,7 @@ def _build_options(p):
 def run_options(p, *, demo: bool = False, distributed: bool = True):
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
     p.add_argument("--memory", help="host memory for the graph's data (per worker), e.g. 2GB: the vertex state and "
-                   "the chunks of arcs cached and in flight (default: a quarter of RAM). Not a cap on the process: "
+                   "the chunks of arcs cached and in flight (default: a quarter of RAM or of the container's limit). Not a cap on the process: "
                    "the program (~190 MB) and the result come on top")
     p.add_argument("--device-memory", help="GPU memory budget (per GPU), e.g. 20GB (default: 80%% of free memory)")
     if distributed:

@@ -112,7 +112,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     num_vertices : int, optional
         Vertex count when ids are 0..n-1 and some vertices have no edge.
     memory : int or str
-        Host memory budget (``"2GB"``); default a quarter of RAM. Larger inputs are bucketed on disk.
+        Host memory budget (``"2GB"``); default a quarter of RAM (or of the
+        container's memory limit, where lower). Larger inputs are bucketed on disk.
     interval_size, chunk_arcs : int, optional
         Vertices per interval (default 65,536) and arcs per transfer chunk (default 4 Mi).
     weight_dtype : {"float32", "float64"}
