@@ -25,6 +25,9 @@ def test_wheel_install(tmp_path):
     assert "_ooc_graph_nx.py" in names and "ooc_graph/nx_backend/interface.py" in names  # the networkx backend
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "[networkx.backends]" in entry and "_ooc_graph_nx:get_info" in entry
+    import ooc_graph
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert f"\nVersion: {ooc_graph.__version__}\n" in metadata  # read from __init__.py
     target = tmp_path / "site"
     inst = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
                            str(wheel)], capture_output=True, text=True)
@@ -87,3 +90,17 @@ def test_the_data_folder_is_documented(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env={**os.environ, "OOC_GRAPH_DATA": str(tmp_path / "none")})
     assert f"{tmp_path / 'none'} is absent (OOC_GRAPH_DATA names another)" in r.stdout, r.stdout[-2000:]
+
+
+def test_the_version_is_written_once():
+    """The version was written in pyproject.toml and in ``ooc_graph/__init__.py``: now only in the
+    latter, which pyproject reads (a dynamic version; the wheel's is checked above)."""
+    import re
+    import tomllib
+
+    import ooc_graph
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "ooc_graph.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", ooc_graph.__version__)
+    assert ooc_graph.__version__ not in (ROOT / "pyproject.toml").read_text()
