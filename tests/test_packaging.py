@@ -21,6 +21,7 @@ def test_wheel_install(tmp_path):
     wheel = next((tmp_path / "dist").glob("ooc_graph-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "ooc_graph/kernels/cpu.py" in names and "ooc_graph/partitioning/FORMAT.md" in names
+    assert "ooc_graph/py.typed" in names  # PEP 561: type checkers read the package's annotations
     assert not any(n.startswith(("kernels/", "partitioning/")) for n in names)  # no top-level collisions
     assert "_ooc_graph_nx.py" in names and "ooc_graph/nx_backend/interface.py" in names  # the networkx backend
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
