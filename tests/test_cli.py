@@ -181,8 +181,9 @@ def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, *, total=None, unit="it", desc="", disable=False):
+        def __init__(self, *, total=None, unit="it", desc="", disable=False, bar_format=None):
             self.total, self.desc, self.disable, self.n, self.postfix = total, desc, disable, 0, ""
+            self.bar_format = bar_format
             bars.append(self)
 
         def update(self, k):
@@ -198,9 +199,12 @@ def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
     store = tmp_path / "g.h5"
     assert main(["generate", "grid", str(store), "--rows", "20", "--cols", "20", "--quiet"]) == 0
     assert main(["run", "pagerank", str(store), "--device", "cpu", "--no-store"]) == 0
-    pr = bars[-1]  # iteration of a known limit (ETA), residual
-    assert (pr.desc, pr.total, pr.disable) == ("pagerank", 100, False) and pr.n > 1, vars(pr)
+    pr = bars[-1]  # the iteration and the residual; no total (PageRank's max_iter made "1.00/100 it" and an ETA)
+    assert (pr.desc, pr.total, pr.disable) == ("pagerank", None, False) and pr.n > 1, vars(pr)
     assert pr.postfix.startswith("residual "), pr.postfix
+    from tqdm import tqdm
+    line = tqdm.format_meter(7, None, 4.2, prefix=pr.desc, bar_format=pr.bar_format, postfix="residual 0.0013")
+    assert line == "pagerank: iteration 7, residual 0.0013 [00:04]"
     assert main(["run", "bfs", str(store), "--source", "0", "--device", "cpu", "--no-store"]) == 0
     assert bars[-1].desc == "bfs" and bars[-1].n > 1 and bars[-1].postfix.startswith("changed "), vars(bars[-1])
     seen = len(bars)

@@ -141,8 +141,7 @@ def run(a) -> int:
     common = dict(memory=a.memory, device_memory=a.device_memory)
     if a.profile is not None:  # only the streamed algorithms take it
         common["profile"] = True
-    progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm in ("pagerank", "cdlp") else None,
-                        enabled=not a.quiet)
+    progress = Progress(a.algorithm, enabled=not a.quiet)
     client, device = _client(a)
     if client is not None:  # a job on a cluster: rank 0 saves into the store; progress polled
         from ooc_graph.runtime import submit
