@@ -443,3 +443,28 @@ def test_threads_and_workers_are_not_one_word(tmp_path, capsys):
     from ooc_graph.cli.parser import build_parser
     text = build_parser()._subparsers._group_actions[0].choices["convert"].format_help()
     assert "--threads THREADS" in text and "deprecated spelling of --threads" in text
+
+
+def test_ctrl_c_while_exiting_is_130_and_quiet(tmp_path):
+    """A Ctrl-C (SIGINT to the terminal's process group) while ``run --workers 2`` exits, closing
+    its cluster: a traceback from the exit handlers (and from each worker) and status 0 before,
+    or a hang; now status 130 and nothing more on stderr."""
+    import os
+    import signal
+    import time
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "6", "--edge-factor", "4", "--quiet"]) == 0
+    p = subprocess.Popen([sys.executable, "-m", "ooc_graph.cli", "run", "wcc", str(store), "--workers", "2",
+                          "--no-store", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout.readline().startswith("wcc: ")  # the command is done: the program exits
+        time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 130, err
+    assert err.splitlines() == [err.splitlines()[0]] and err.startswith("submitted job wcc-"), err

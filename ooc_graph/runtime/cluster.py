@@ -132,7 +132,7 @@ def local_gpu_client(gpus):
             cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, ids)), n_workers=len(ids),
                                        threads_per_worker=2, memory_limit=0, dashboard_address=":0",
                                        silence_logs=worker_log_level())
-            _LOCAL[key] = (cluster, distributed.Client(cluster))
+            _LOCAL[key] = (cluster, _local_client(distributed, cluster))
             log.info("started a LocalCUDACluster on GPUs %s", ",".join(map(str, ids)))
         return _prompt(*_LOCAL[key])
 
@@ -149,9 +149,17 @@ def local_cpu_client(workers: int):
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=2, processes=True,
                                                memory_limit=0, dashboard_address=":0",
                                                silence_logs=worker_log_level())
-            _LOCAL[key] = (cluster, distributed.Client(cluster))
+            _LOCAL[key] = (cluster, _local_client(distributed, cluster))
             log.info("started a LocalCluster of %d CPU workers", workers)
         return _prompt(*_LOCAL[key])
+
+
+def _local_client(distributed, cluster):
+    """A client of a local cluster made here, whose workers leave Ctrl-C to this process."""
+    from .plugins import ClientHandlesInterrupts
+    client = distributed.Client(cluster)
+    client.register_plugin(ClientHandlesInterrupts())
+    return client
 
 
 def _prompt(cluster, client):
