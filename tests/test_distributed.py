@@ -978,3 +978,16 @@ def test_gpus_without_a_gpu_say_so_first(tmp_path):
             ooc_graph.wcc(G, gpus=gpus)
     with pytest.raises(ParameterError, match="distinct non-negative device ids"):
         ooc_graph.wcc(G, gpus=[0, 0])
+
+
+def test_a_store_the_workers_cannot_see_names_the_worker(client, tmp_path):
+    """A store missing on the workers was reported as missing, with no word of which worker or
+    why: now the worker, its host, and that every worker opens the store by its path."""
+    from ooc_graph.errors import StoreError
+    job = ooc_graph.submit(client, "wcc", str(tmp_path / "only-here.h5"), workers=2)
+    with pytest.raises(StoreError) as err:
+        job.result(timeout=120)
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'only-here.h5'}: no such graph store on worker tcp://"), message
+    assert any(w in message for w in job.spec.workers) and "\n" not in message
+    assert "must be on a filesystem they all see" in message

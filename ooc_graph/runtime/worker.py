@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 from ooc_graph import config, registry
 from ooc_graph.engine.exchange import Placement, placed
-from ooc_graph.errors import JobCancelled
+from ooc_graph.errors import JobCancelled, StoreError
 
 from . import launch as _launch
 from . import mesh as _mesh
@@ -140,6 +140,19 @@ def _checkout(path: str):
             g.close()
 
 
+def _opened(spec: JobSpec, rank: int):
+    """:func:`_checkout` of the job's store, a failure naming this worker: each worker opens the
+    store by its path, and one that cannot (a path only the client sees) was reported as a missing
+    store with no word of where."""
+    try:
+        return _checkout(spec.path)
+    except StoreError as err:
+        where = f"on worker {spec.workers[rank]} (host {socket.gethostname()})"
+        if not os.path.exists(spec.path):
+            where += ": every worker opens the store by its path, so it must be on a filesystem they all see"
+        raise StoreError(f"{err} {where}") from err
+
+
 def _plan(graph, size: int) -> list:
     """:func:`~.partition.plan` of ``graph`` in ``size`` parts, made once per open Graph (a store
     replaced since comes back as another Graph)."""
@@ -186,7 +199,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         # (Agreed over the mesh: an NCCL all-reduce and its wait took ~0.3 ms.)
         local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
         shared = all(flag == b"1" for flag in m.allgather(b"1" if local else b"0"))
-        graph, state = _checkout(spec.path)
+        graph, state = _opened(spec, rank)
         parts = _plan(graph, size)
         ranges = [p.vertices for p in parts]
         if spec.device == "gpu":
