@@ -962,7 +962,7 @@ def test_merge_level_equals_merge_min(size, share):
 def test_gpus_without_a_gpu_say_so_first(tmp_path):
     """``gpus=[0, 1]`` on a machine without GPUs said "several GPUs need dask-cuda" (where
     dask-cuda was absent): the device is checked first. dask-cuda comes with the ``multigpu`` extra."""
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     from pathlib import Path
 
     from ooc_graph.engine import gpu_available

@@ -61,8 +61,8 @@ def test_dask_example_without_gpus_is_one_line():
     r = subprocess.run([sys.executable, str(EXAMPLES / "dask_cluster.py"), "--gpus", "all"], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == "dask_cluster.py: error: gpus='all' but CuPy finds no CUDA device (use workers= for CPU worker " \
-                       "processes)\n"
+    assert r.stderr == ("dask_cluster.py: error: gpus='all' but CuPy finds no CUDA device (use workers= for CPU "
+                        "worker processes)\n")
 
 
 def test_large_jobs_say_their_sizes_and_ask_first(tmp_path):

@@ -54,8 +54,8 @@ def _build_options(p):
 def run_options(p, *, demo: bool = False, distributed: bool = True):
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
     p.add_argument("--memory", help="host memory for the graph's data (per worker), e.g. 2GB: the vertex state and "
-                   "the chunks of arcs cached and in flight (default: a quarter of RAM or of the container's limit). Not a cap on the process: "
-                   "the program (~190 MB) and the result come on top")
+                   "the chunks of arcs cached and in flight (default: a quarter of RAM or of the container's "
+                   "limit). Not a cap on the process: the program (~190 MB) and the result come on top")
     p.add_argument("--device-memory", help="GPU memory budget (per GPU), e.g. 20GB (default: 80%% of free memory)")
     if distributed:
         where = p.add_mutually_exclusive_group()
