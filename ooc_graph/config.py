@@ -321,8 +321,16 @@ class Ingest(_Section):
     generate_kernel_min_edges: int = 1 << 22
     # Bytes of text read at a time.
     text_block_bytes: int = 64 << 20
+    # Edges the R-MAT and uniform generators draw per step (a task of the drawing threads). The
+    # graph does not depend on it: edge e is drawn from e alone.
+    generate_step: int = 1 << 22
+    # Edges per block of NumPy's draw: a block's temporaries stay in the processor's cache between
+    # the dozens of passes over them (4x faster than whole 4M-edge steps on the development
+    # machine). The graph does not depend on it.
+    generate_block: int = 1 << 17
 
-    _AT_LEAST_ONE = ("max_workers", "degrees_parallel_min_threads", "text_block_bytes")
+    _AT_LEAST_ONE = ("max_workers", "degrees_parallel_min_threads", "text_block_bytes", "generate_step",
+                     "generate_block")
 
 
 @dataclass(frozen=True)

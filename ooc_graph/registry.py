@@ -22,6 +22,8 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import ParameterError, choice
 
 __all__ = ["Algorithm", "Option", "algorithm", "algorithms", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
@@ -80,7 +82,10 @@ def algorithm(*, result: type, options=(), distributes: bool = True):
         def call(*args, gpus=None, client=None, workers=None, **kwargs):
             arguments = _bind(name, sig, args, kwargs)
             if gpus is None and client is None and workers is None:
-                return fn(*args, **kwargs)
+                # values that overflow are caught where the iteration reports them (a clear
+                # ConvergenceError), not warned about by NumPy on the way there
+                with np.errstate(over="ignore", invalid="ignore"):
+                    return fn(*args, **kwargs)
             if not distributes:
                 raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it "
                                      "without gpus=/client=/workers=")

@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 import ooc_graph
+from ooc_graph import registry
 from ooc_graph.algorithms import UNREACHABLE
 
 from .graph import StoreGraph
@@ -80,6 +81,8 @@ def _call_vertex(target, arguments):
         arguments["nstart"] = np.array([float(arguments["nstart"].get(v, 0)) for v in G.nodes])
     if hasattr(arguments.get("seed"), "randrange"):
         arguments["seed"] = arguments["seed"].randrange(2**32)
+    if "raise_on_nonconvergence" in registry.get(algorithm).parameters:  # raised as networkx does, below
+        arguments["raise_on_nonconvergence"] = False
     r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight", weight)), **arguments, **_options())
     if not r.converged:
         raise _nx().PowerIterationFailedConvergence(max_iter)
@@ -168,7 +171,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     # networkx stops when the L1 change falls below n * tol
     weighted = weight if G.weight_array(weight)[0] is not None else None
     r = ooc_graph.pagerank(G.store(weighted), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
-                           weight=weighted, **_options())
+                           weight=weighted, raise_on_nonconvergence=False, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return _by_node(G, r.values)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ooc_graph import config, registry
 from ooc_graph.engine.stats import Stats
-from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
+from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError, check_converged
 from ooc_graph.store import as_graph
 
 from . import cluster as _cluster
@@ -475,6 +475,8 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
     job = submit(client, algorithm, graph, workers=picked, device=device, **kwargs)
     job.t0 = t0
     result = job.result()
+    if kwargs.get("raise_on_nonconvergence", "raise_on_nonconvergence" in registry.get(algorithm).parameters):
+        check_converged(result)
     if store:
         result.save(store if isinstance(store, str) else None)
     return result
