@@ -387,15 +387,22 @@ def test_distributed_runs_are_quiet_unless_verbose(tmp_path):
     each worker's "Compute Failed" traceback besides the one-line error. ``-v`` shows them."""
     store = tmp_path / "g.h5"
     assert main(["generate", "rmat", str(store), "--scale", "6", "--edge-factor", "4", "--quiet"]) == 0
-    cli = [sys.executable, "-m", "ooc_graph.cli", "run", "bfs", str(store), "--source", "999", "--workers", "2",
-           "--no-store", "--quiet"]
-    r = subprocess.run(cli, capture_output=True, text=True, timeout=180)
-    assert r.returncode == 2
-    lines = r.stderr.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("submitted job bfs-"), r.stderr
+    cli = [sys.executable, "-m", "ooc_graph.cli", "run", "bfs", str(store), "--source", "999", "--no-store", "--quiet"]
+    # Both at once (each starts a cluster: ~5 s of CPU); one worker is enough to show dask's lines.
+    quiet, verbose = (subprocess.Popen(cli + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                      for extra in (["--workers", "2"], ["--workers", "1", "-v"]))
+    try:
+        (_, err), (_, err_v) = quiet.communicate(timeout=180), verbose.communicate(timeout=180)
+    finally:
+        for p in (quiet, verbose):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert quiet.returncode == 2
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("submitted job bfs-"), err
     assert lines[1] == "ooc-graph: error: vertex 999 is not in the graph (ids are 0..63)"
-    r = subprocess.run(cli + ["-v"], capture_output=True, text=True, timeout=180)
-    assert r.returncode == 2 and "distributed.scheduler" in r.stderr and "Compute Failed" in r.stderr
+    assert verbose.returncode == 2 and "distributed.scheduler" in err_v and "Compute Failed" in err_v, err_v
 
 
 @pytest.mark.parametrize("flag,name,module", [("--out", "r.parquet", "pyarrow"), ("--profile", "p.png", "matplotlib")])
