@@ -58,7 +58,7 @@ def _ready(out, n, overwrite, opts, seed, **flags):
                                                   if k in opts})
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"seed must be a non-negative integer (got {seed!r})")
-    check_flags(**flags, **{k: opts[k] for k in ("augment", "progress") if k in opts})
+    check_flags(optional=("progress",), **flags, **{k: opts[k] for k in ("augment", "progress") if k in opts})
     check_output(out, overwrite=overwrite)
 
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
-from ooc_graph._progress import progress_bar
+from ooc_graph._progress import LINE, progress_bar
 from ooc_graph.engine.monitor import watching
 
 POLL_SECONDS = 0.5
-# tqdm's line: tqdm puts ", " before the postfix (the measure) when there is one
-LINE = "{desc}: iteration {n}{postfix} [{elapsed}]"
 
 
 class Progress:

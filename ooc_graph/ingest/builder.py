@@ -65,7 +65,7 @@ class GraphBuilder(Passes, StoreWriting):
                  labels: np.ndarray | None = None, relabel: bool | None = None,
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
-                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
+                 weight_dtype: str = "float32", source: str = "", progress: bool | None = None, workers=None,
                  augment: bool = False, overwrite: bool = False, device: str = "auto", string_labels=None):
         self.string_labels = None
         if string_labels is not None:  # edges come as positions in the list: ids 0..n-1, kept
@@ -373,7 +373,7 @@ class GraphBuilder(Passes, StoreWriting):
         M.check_vertices(n, self.memory)
         self._label_map = labels
         lay = self._layout(n, labels)
-        bar = progress_bar(total=2 * lay.total_in, unit="arc", desc="partitioning", disable=not self.progress)
+        bar = progress_bar(total=2 * lay.total_in, unit="arc", desc="partitioning", progress=self.progress)
         with bar:
             in_edges, out_edges = self._degree_pass(lay, bar)
             buckets = self._scatter_pass(lay, in_edges, out_edges, bar)

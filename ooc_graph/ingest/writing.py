@@ -76,7 +76,7 @@ class StoreWriting:
 
             aug_parts = self._assemble(aug, lay.bounds, lay.ldt, rows_are_dst=False) if aug is not None else None
             with progress_bar(total=len(buckets.in_buckets) + len(buckets.out_buckets), unit="bucket",
-                              desc="sorting", disable=not self.progress) as bar:
+                              desc="sorting", progress=self.progress) as bar:
                 stats = self._write_in_side(h5, lay, buckets, csr, cel, aug_parts, bar)
                 self._write_out_side(h5, lay, buckets, csr, aug_parts, bar)
             blocks = self._write_tables(h5, lay, cel, aug)
