@@ -17,7 +17,7 @@ from conftest import edge_array, nx_graph, random_edges
 from test_algorithms import _convert
 from test_weighted_betweenness import close, multigraph_reference, random_weighted, variant
 
-pytest.importorskip("numba", reason="the CPU's Brandes kernels need numba (pip install 'ooc-graph[cpu]')")
+pytest.importorskip("numba", reason="the CPU's Brandes kernels need numba (the 'cpu' extra)")
 
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 bc = ooc_graph.betweenness_centrality
