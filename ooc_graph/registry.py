@@ -18,7 +18,7 @@ The decorator also gives every algorithm the same front door:
   :func:`~ooc_graph.engine.monitor.watching`) and the in-memory algorithms' blocks and sweeps; a
   job on a cluster forwards rank 0's (see :mod:`ooc_graph._progress`);
 - an algorithm that ``distributes`` takes ``gpus=``, ``client=`` and ``workers=`` and then runs as
-  a job on a cluster (:func:`ooc_graph.runtime.jobs.run_distributed`), returning the same result.
+  a job on a cluster (:func:`ooc_graph.runtime.calls.run_distributed`), returning the same result.
 
 nx-cugraph's ``networkx_algorithm`` decorator and networkx's ``_dispatchable`` are the models.
 """
@@ -101,7 +101,7 @@ def algorithm(*, result: type, options=(), distributes: bool = True):
             if not distributes:
                 raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it "
                                      "without gpus=/client=/workers=")
-            from .runtime.jobs import run_distributed
+            from .runtime.calls import run_distributed
             graph = arguments.pop(next(iter(sig.parameters)))
             with listening(name, progress, total) as listener:
                 return run_distributed(name, graph, arguments, gpus=gpus, client=client, workers=workers,

@@ -109,10 +109,10 @@ def test_conversion_and_generation_bars_off_a_terminal(tmp_path, monkeypatch):
 
 
 def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
-    """jobs.follow passes each new report of rank 0 on once while the job runs, then the final
+    """calls.follow passes each new report of rank 0 on once while the job runs, then the final
     one (Ctrl-C cancels it), and the registry gives run_distributed the listener (gpus=/client=/workers=)."""
-    from ooc_graph.runtime import jobs
-    monkeypatch.setattr(jobs, "PROGRESS_POLL_SECONDS", 0)
+    from ooc_graph.runtime import calls
+    monkeypatch.setattr(calls, "PROGRESS_POLL_SECONDS", 0)
 
     class Job:
         def __init__(self, records):
@@ -135,11 +135,11 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
     heard = []
     job = Job([None, {"state": "running", "iteration": 1, "measure": 0.5}, {"state": "running", "iteration": 1},
                {"state": "unresponsive", "worker": "w", "waited": 1.0}, {"iteration": 2, "measure": 0.1}])
-    jobs.follow(job, lambda i, m: heard.append((i, m)))
+    calls.follow(job, lambda i, m: heard.append((i, m)))
     assert heard == [(1, 0.5), (2, 0.1), (3, 0.01)] and not job.cancelled  # the last iteration too
     job = Job([{"iteration": 1}, KeyboardInterrupt()])
     with pytest.raises(KeyboardInterrupt):
-        jobs.follow(job, lambda i, m: None)
+        calls.follow(job, lambda i, m: None)
     assert job.cancelled
     given = {}
 
@@ -148,7 +148,7 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
         if kw["on_report"] is not None:
             kw["on_report"](3, 0.25)
 
-    monkeypatch.setattr(jobs, "run_distributed", run_distributed)
+    monkeypatch.setattr(calls, "run_distributed", run_distributed)
     heard = []
     ooc_graph.pagerank("unused.h5", workers=2, progress=lambda i, m: heard.append((i, m)))
     assert given["name"] == "pagerank" and given["workers"] == 2 and heard == [(3, 0.25)]

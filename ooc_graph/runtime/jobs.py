@@ -23,18 +23,18 @@ from pathlib import Path
 
 from ooc_graph import config, registry
 from ooc_graph.engine.stats import Stats
-from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError, check_converged
-from ooc_graph.store import as_graph
+from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
 
 from . import cluster as _cluster
 from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
+from .lifecycle import Lifecycle
 from .ask import UNANSWERED, alive_workers, answers, closed, first_line, hubs, no_direct_starts, on_workers
 from .limits import RUN_SECONDS
 
-__all__ = ["submit", "Job", "run_distributed", "alive_workers", "hubs"]
+__all__ = ["submit", "Job", "alive_workers", "hubs"]
 
 log = logging.getLogger("ooc_graph.runtime")
 # How often result() looks at the scheduler for workers that have gone.
@@ -175,9 +175,7 @@ class Job:
         self.client, self.spec, self.graph = client, spec, graph
         self.id = spec.job_id
         self.t0 = time.perf_counter()
-        self._cancelled = False
-        self._result = None
-        self._error = None  # the exception result() raised, raised again by later calls
+        self.life = Lifecycle()  # pending, running, and how it ended (runtime/lifecycle.py)
         self._seen = None  # the last progress record read from rank 0's worker
         self._addresses, self._tokens = addresses, tokens = hubs(client, spec.workers)
         # Each rank starts at once from its worker's hub; its task, which dask delivers
@@ -211,11 +209,9 @@ class Job:
         return self.futures
 
     def status(self) -> str:
-        if self._cancelled or isinstance(self._error, JobCancelled):
-            return "cancelled"
-        if self._result is not None:
-            return "finished"
-        if self._error is not None or any(f.status in ("error", "lost") for f in self._all):
+        if self.life.ended:
+            return self.life.state
+        if any(f.status in ("error", "lost") for f in self._all):
             return "failed"
         if all(f.status == "finished" for f in self.futures):
             return "finished"
@@ -235,11 +231,12 @@ class Job:
         "worker": ..., "waited": seconds}`` when its worker did not answer in time. Once the job
         has ended: ``finished`` with the last iteration and measure (they were those of the last
         report, up to 0.2 s earlier), or ``failed``/``cancelled`` with the last ones seen."""
-        if self._result is not None:
-            conv = self._result.stats.get("convergence") or []
-            return {"state": "finished", "iteration": self._result.iterations,
-                    "measure": conv[-1][1] if conv else None, "seconds": self._result.seconds}
-        if self._error is not None:
+        result = self.life.result
+        if result is not None:
+            conv = result.stats.get("convergence") or []
+            return {"state": "finished", "iteration": result.iterations,
+                    "measure": conv[-1][1] if conv else None, "seconds": result.seconds}
+        if self.life.error is not None:
             return {"iteration": 0, "measure": None, "seconds": 0.0} | (self._seen or {}) | {"state": self.status()}
         if closed(self.client):
             return None
@@ -252,6 +249,8 @@ class Job:
             return {"state": "unresponsive", "worker": worker, "waited": RUN_SECONDS}
         if isinstance(record, dict):
             self._seen = record
+            if record.get("state") == "running":
+                self.life.running()
             return record
         return None
 
@@ -259,7 +258,7 @@ class Job:
         """Whether the job has ended (finished, failed or cancelled), so that :meth:`result`
         returns or raises at once; never waits for it (as a dask ``Future``'s ``done()``). Asks the
         scheduler at most which workers are alive (read in this process for a local cluster)."""
-        if self._result is not None or self._error is not None or self._cancelled or closed(self.client):
+        if self.life.ended or closed(self.client):
             return True
         if self._listener is not None and self._listener.parts is not None:
             return True  # rank 0 handed its result over
@@ -284,9 +283,8 @@ class Job:
         """Stop the job: every rank stops at its next convergence report and frees its worker.
         Returns at once for a worker that does not answer (the cancel reaches it when it does).
         A job that has ended stays as it ended."""
-        if self._result is not None or self._error is not None:
+        if not self.life.cancel():
             return
-        self._cancelled = True
         if not closed(self.client):
             try:
                 on_workers(self.client, _worker.cancel_job, self.id, workers=self.spec.workers, keep=True)
@@ -314,7 +312,7 @@ class Job:
         try:
             self._raise(err, worker)
         except BaseException as raised:
-            self._error = raised
+            self.life.fail(raised)
             raise
 
     def _raise(self, err: BaseException, worker: str | None):
@@ -333,7 +331,7 @@ class Job:
             except Exception as forget_err:  # the scheduler is gone too: nothing is kept for long
                 log.debug("job %s: could not forget it on the workers (%s)", self.id, forget_err)
         where = f" on worker {worker}" if worker else ""
-        if self._cancelled or isinstance(err, JobCancelled):
+        if self.life.state == "cancelled" or isinstance(err, JobCancelled):
             raise JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled") from None
         if isinstance(err, OocGraphError) and not isinstance(err, JobError):
             raise err  # the user's error (a bad source, a budget too small): as a local call raises it
@@ -344,10 +342,10 @@ class Job:
         """Wait for the result (rank 0's, arrays in host memory) and return it; raises
         :class:`JobError` naming the worker if one died or failed, :class:`JobCancelled` after
         :meth:`cancel`, and ``TimeoutError`` after ``timeout`` seconds."""
-        if self._result is not None:
-            return self._result
-        if self._error is not None:
-            raise self._error
+        if self.life.state == "finished":
+            return self.life.result
+        if self.life.error is not None:
+            raise self.life.error
         deadline = None if timeout is None else time.monotonic() + timeout
         next_poll = time.monotonic() + POLL_SECONDS  # the scheduler was asked for workers at submission
         while True:
@@ -355,6 +353,8 @@ class Job:
             # for all of them returns promptly; a dead worker's rank never returns: the poll
             # below notices the worker is gone.
             self._wake.clear()
+            if self.life.state == "cancelled":  # before a result that came meanwhile: it is not taken
+                self._fail(JobCancelled(self.id))
             parts = self._listener.parts if self._listener is not None else None
             if parts is not None:
                 break
@@ -365,8 +365,6 @@ class Job:
             if self._done():
                 parts = self._gather()
                 break
-            if self._cancelled:
-                self._fail(JobCancelled(self.id))
             if time.monotonic() >= next_poll:  # a scheduler round trip: not on every wake
                 next_poll = time.monotonic() + POLL_SECONDS
                 gone = self._workers_gone()
@@ -379,17 +377,20 @@ class Job:
         if self._listener is not None:
             self._listener.close()
         gathered = time.perf_counter()
-        self._result = _combine(parts, time.perf_counter() - self.t0, self.graph, self.spec)
+        result = _combine(parts, time.perf_counter() - self.t0, self.graph, self.spec)
         # how rank 0's result came: its own connection to this client, or dask's task result
-        self._result.stats["handover"] = "direct" if self._listener is not None and parts is self._listener.parts \
+        result.stats["handover"] = "direct" if self._listener is not None and parts is self._listener.parts \
             else "dask"
         # seconds since the call began (the ranks' start by the wall clock: a client on their host)
         sent, sent_wall = self._sent
-        started = [r["started"] - sent_wall + sent - self.t0 for r in self._result.stats["ranks"]]
-        self._result.stats["client_timing"] = {"submitted": sent - self.t0, "ranks_started": started,
+        started = [r["started"] - sent_wall + sent - self.t0 for r in result.stats["ranks"]]
+        result.stats["client_timing"] = {"submitted": sent - self.t0, "ranks_started": started,
                                                "finished": finished - self.t0, "gathered": gathered - self.t0,
                                                "combined": time.perf_counter() - self.t0}
-        return self._result
+        if not self.life.finish(result):  # cancelled from another thread while it was combined
+            self.life.fail(JobCancelled(f"job {self.id} ({self.spec.algorithm} on {self.spec.path}) was cancelled"))
+            raise self.life.error
+        return result
 
     def _gather(self) -> list:
         """Every rank's part from dask (all tasks finished); rank 0's result from its direct
@@ -448,61 +449,3 @@ def _combine(parts: list, seconds: float, graph, spec):
     if saved:
         result.saved = saved
     return result
-
-
-def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, workers=None, on_report=None):
-    """An algorithm call with ``gpus=``, ``client=`` or ``workers=``: the same call as a job on a
-    cluster (made on first use and kept), waited for; the result saved by this process.
-    ``on_report(iteration, measure)`` hears rank 0's progress while it runs (polled)."""
-    given = [name for name, v in (("gpus", gpus), ("client", client), ("workers", workers)) if v is not None]
-    if len(given) > 1:
-        raise ParameterError(f"give one of gpus=, client= or workers= (got {', '.join(given)})")
-    _bind(algorithm, dict(kwargs))  # before a cluster is started for it
-    device = kwargs.pop("device", "auto")
-    store = kwargs.pop("store", False)
-    _not_in_memory(G)
-    if gpus is not None:
-        if device not in ("auto", "gpu"):
-            raise ParameterError(f"gpus= runs on GPUs; device={device!r} contradicts it")
-        client, device, picked = _cluster.local_gpu_client(gpus), "gpu", None
-    elif workers is not None:
-        if device not in ("auto", "cpu"):
-            raise ParameterError(f"workers= starts CPU workers; device={device!r} contradicts it (use gpus=)")
-        client, device, picked = _cluster.local_cpu_client(workers), "cpu", None
-    else:
-        picked = None
-    graph = as_graph(G)
-    t0 = time.perf_counter()
-    job = submit(client, algorithm, graph, workers=picked, device=device, **kwargs)
-    job.t0 = t0
-    if on_report is not None:
-        follow(job, on_report)
-    result = job.result()
-    if kwargs.get("raise_on_nonconvergence", "raise_on_nonconvergence" in registry.get(algorithm).parameters):
-        check_converged(result)
-    if store:
-        result.save(store if isinstance(store, str) else None)
-    return result
-
-
-# Seconds between two looks at a running job's progress (follow).
-PROGRESS_POLL_SECONDS = 0.5
-
-
-def follow(job: Job, on_report) -> None:
-    """Call ``on_report(iteration, measure)`` with rank 0's latest report, each new one once,
-    until ``job`` is no longer pending or running, then its final one; Ctrl-C cancels it."""
-    last = None
-    try:
-        while True:
-            running = job.status() in ("pending", "running", "unresponsive")
-            record = job.progress()  # once ended, the last iteration (reports are 0.2 s apart)
-            if record and record.get("iteration") and record["iteration"] != last:
-                last = record["iteration"]
-                on_report(last, record.get("measure"))
-            if not running:
-                return
-            time.sleep(PROGRESS_POLL_SECONDS)
-    except KeyboardInterrupt:
-        job.cancel()
-        raise
