@@ -884,21 +884,22 @@ def test_in_memory_algorithms_split_wedges_across_workers(client, tmp_path, algo
 
 
 def test_a_worker_does_not_reuse_a_graph_whose_store_was_replaced(tmp_path):
-    from ooc_graph.runtime.worker import _checkin, _checkout
+    from ooc_graph.runtime.worker_state import WorkerState
+    worker = WorkerState()
     path = str(tmp_path / "g.h5")
     ooc_graph.convert(np.array([[0, 1], [1, 2]]), path, progress=False).close()
-    g, state = _checkout(path)
+    g, state = worker.checkout(path)
     first = g.store_id
-    _checkin(path, g, state)
-    again, state = _checkout(path)
+    worker.checkin(path, g, state)
+    again, state = worker.checkout(path)
     assert again is g and g._h5 is None  # kept, caches and all; the untouched file not even reopened
     ooc_graph.pagerank(g, device="cpu").save("pr")  # the file changes but stays this graph: checked, and kept
-    _checkin(path, g, state)
-    again, state = _checkout(path)
+    worker.checkin(path, g, state)
+    again, state = worker.checkout(path)
     assert again is g and g._h5 is not None
-    _checkin(path, g, state)
+    worker.checkin(path, g, state)
     ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 3]]), path, overwrite=True, progress=False).close()
-    h, _ = _checkout(path)
+    h, _ = worker.checkout(path)
     assert h is not g and h.store_id != first and h.num_arcs == 3 and g.closed
     h.close()
 

@@ -66,18 +66,18 @@ def test_a_forgotten_job_keeps_nothing_and_never_starts_again():
     assert not ranks.pushed("job-4", lambda: None)
 
 
-def test_a_cancel_outlives_the_client_forgetting_the_job(monkeypatch):
+def test_a_cancel_outlives_the_client_forgetting_the_job():
     """The client forgets a job as soon as it raises JobCancelled: ranks that have not looked at
     the cancel yet must still see it (they ran on to the end before), and old cancels are let go."""
-    from ooc_graph.runtime import worker
-    monkeypatch.setattr(worker, "_CANCELLED", {})
-    monkeypatch.setattr(worker, "KEEP_JOBS", 3)
-    worker.cancel_job("job-x")
-    worker.forget_job("job-x")
-    assert worker.cancelled("job-x") and not worker.cancelled("job-y")
+    from ooc_graph.runtime.worker_state import WorkerState
+    state = WorkerState(keep=3)
+    state.cancel("job-x")
+    state.record("job-x", state="running", iteration=1)
+    state.forget("job-x")
+    assert state.cancelled("job-x") and not state.cancelled("job-y") and state.progress("job-x") is None
     for i in range(3):
-        worker.cancel_job(f"job-{i}")
-    assert not worker.cancelled("job-x") and worker.cancelled("job-2")
+        state.cancel(f"job-{i}")
+    assert not state.cancelled("job-x") and state.cancelled("job-2")
 
 
 def _send_start(address, token: str, rank: int, payload: bytes):

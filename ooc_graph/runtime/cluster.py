@@ -155,10 +155,12 @@ def local_cpu_client(workers: int):
 
 
 def _local_client(distributed, cluster):
-    """A client of a local cluster made here, whose workers leave Ctrl-C to this process."""
-    from .plugins import ClientHandlesInterrupts
+    """A client of a local cluster made here, whose workers leave Ctrl-C to this process and
+    close their stores as they close."""
+    from .plugins import ClientHandlesInterrupts, KeepWorkerState
     client = distributed.Client(cluster)
     client.register_plugin(ClientHandlesInterrupts())
+    client.register_plugin(KeepWorkerState())
     return client
 
 

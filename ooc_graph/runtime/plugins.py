@@ -8,6 +8,8 @@ import threading
 
 import distributed
 
+from . import worker_state
+
 
 class ClientHandlesInterrupts(distributed.WorkerPlugin):
     """The worker ignores SIGINT. A Ctrl-C at the terminal reaches every process of its group:
@@ -20,3 +22,17 @@ class ClientHandlesInterrupts(distributed.WorkerPlugin):
     def setup(self, worker):
         if threading.current_thread() is threading.main_thread():  # the worker process's loop
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class KeepWorkerState(distributed.WorkerPlugin):
+    """The worker's :class:`~.worker_state.WorkerState` (its idle stores, plans, ranks, progress
+    records and cancels) is made with the worker, and its stores are closed when the worker
+    closes: their engines' device and pinned memory go back at once, not at the process's exit."""
+
+    name = "ooc-graph-worker-state"
+
+    def setup(self, worker):
+        worker_state.current()
+
+    def teardown(self, worker):
+        worker_state.current().release_all()

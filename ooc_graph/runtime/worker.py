@@ -9,6 +9,8 @@ here: nothing per iteration goes through the client or the scheduler.
 The client reaches a running job only through :func:`job_progress` and :func:`cancel_job`, which it
 runs on the workers with ``Client.run`` (on the worker's event loop, beside the task), and, once
 its dask client is closed, through a cancel on the worker's hub (proven with the hub's token).
+What the worker keeps between jobs (idle stores, plans, ranks, progress records, cancels) is one
+:class:`~.worker_state.WorkerState`.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -26,7 +26,6 @@ from urllib.parse import urlparse
 from ooc_graph import config, registry
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled, StoreError
-from ooc_graph.partitioning.plan import plan
 
 from . import launch as _launch
 from . import mesh as _mesh
@@ -34,21 +33,11 @@ from . import reply as _reply
 from . import segments as _segments
 from . import wire
 from .segments import SHARED_DIR
+from .worker_state import current
 
 log = logging.getLogger("ooc_graph.runtime")
 # Rank 0 refreshes the job's progress record at most this often.
 PROGRESS_SECONDS = 0.2
-# Progress records of this many recent jobs are kept per worker.
-KEEP_JOBS = 256
-
-_GRAPHS: dict = {}      # store path -> idle open Graphs, kept between jobs so caches stay warm
-_PROGRESS: dict = {}    # job id -> latest progress record (rank 0's worker)
-# Job ids the client cancelled, the latest KEEP_JOBS: kept after the client forgets the job (it
-# does so as soon as it raises JobCancelled), so ranks that have not yet looked still stop.
-_CANCELLED: dict = {}
-_PLANS = weakref.WeakKeyDictionary()  # an open Graph -> {ranks: its partitions}
-_RANKS = _launch.Ranks()  # this worker's ranks, started by the client directly or by their tasks
-_LOCK = threading.Lock()
 
 
 def host_identity() -> str:
@@ -104,40 +93,7 @@ def _started(hub, rank: int, payload) -> None:
     """The client's direct start of a rank (on ``hub``'s thread): run it on a thread of its own."""
     fields, addresses = _launch.decode(payload)
     spec = JobSpec(**fields)
-    _RANKS.pushed(spec.job_id, _run, spec, rank, addresses, hub, "direct")
-
-
-def _file_state(path: str):
-    """What changes when a file is written or replaced: device, inode, size, modification time."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _checkout(path: str):
-    """An open Graph of the store at ``path`` for one job, and the file's state when it was last
-    checked (:func:`_file_state`): an idle Graph kept from earlier jobs (its engines keep their
-    caches) unless the store has been replaced, else a new one. Jobs running at once on this
-    worker never share a Graph, so never an engine. Where the file has not changed since it was
-    last checked, it is not reopened (~1 ms): a warm job that needs nothing from it never opens
-    it, and one that reads it reopens it then, checking again that it is still this graph."""
-    from ooc_graph.store import open_graph
-    while True:
-        state = _file_state(path)  # before the check: a change after it is seen next time
-        with _LOCK:
-            idle = _GRAPHS.get(path, [])
-            g, seen = idle.pop() if idle else (None, None)
-        if g is None:
-            return open_graph(path), state
-        if seen is not None and seen == state:
-            return g, state
-        try:
-            with g._file():  # reopens the file, and refuses one replaced by another graph
-                return g, state
-        except Exception:
-            g.close()
+    current().ranks.pushed(spec.job_id, _run, spec, rank, addresses, hub, "direct")
 
 
 def _opened(spec: JobSpec, rank: int):
@@ -145,7 +101,7 @@ def _opened(spec: JobSpec, rank: int):
     store by its path, and one that cannot (a path only the client sees) was reported as a missing
     store with no word of where."""
     try:
-        return _checkout(spec.path)
+        return current().checkout(spec.path)
     except StoreError as err:
         where = f"on worker {spec.workers[rank]} (host {socket.gethostname()})"
         if not os.path.exists(spec.path):
@@ -153,29 +109,11 @@ def _opened(spec: JobSpec, rank: int):
         raise StoreError(f"{err} {where}") from err
 
 
-def _plan(graph, size: int) -> list:
-    """:func:`~ooc_graph.partitioning.plan.plan` of ``graph`` in ``size`` parts, made once per open Graph (a store
-    replaced since comes back as another Graph)."""
-    with _LOCK:
-        parts = _PLANS.get(graph, {}).get(size)
-    if parts is None:
-        parts = plan(graph, size)
-        with _LOCK:
-            _PLANS.setdefault(graph, {})[size] = parts
-    return parts
-
-
-def _checkin(path: str, g, state) -> None:
-    g.detach()
-    with _LOCK:
-        _GRAPHS.setdefault(path, []).append((g, state))
-
-
 def run_rank(spec: JobSpec, rank: int, addresses: list):
     """The task of rank ``rank``: the whole job on this worker. Rank 0 returns the result (arrays
     in host memory); every rank returns its run statistics. Where the client's direct start came
     first (:mod:`.launch`), the rank already runs: the task waits for it and returns the same."""
-    return _RANKS.task(spec.job_id, _run, spec, rank, addresses, _hub(), "task")
+    return current().ranks.task(spec.job_id, _run, spec, rank, addresses, _hub(), "task")
 
 
 def _run(spec: JobSpec, rank: int, addresses: list, hub, start: str):
@@ -200,7 +138,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
         shared = all(flag == b"1" for flag in m.allgather(b"1" if local else b"0"))
         graph, state = _opened(spec, rank)
-        parts = _plan(graph, size)
+        parts = current().plan(graph, size)
         ranges = [p.vertices for p in parts]
         if spec.device == "gpu":
             from .nccl import NcclComm
@@ -239,7 +177,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                    "timing": dict(timing, total=time.perf_counter() - t0), "started": started, "start": start,
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
         if rank == 0:  # the last iteration, not the last one reported (reports come PROGRESS_SECONDS apart)
-            _progress(spec.job_id, state="finished", iteration=result.iterations, seconds=result.seconds,
+            current().record(spec.job_id, state="finished", iteration=result.iterations, seconds=result.seconds,
                       **({} if placement.on_report is None else {"measure": placement.on_report.latest[1]}))
         if shared and spec.reply_to is not None and _replied(spec, m, summary, result):
             return {"summary": summary, "replied": True}
@@ -249,7 +187,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     except BaseException as err:
         _segments.remove_made(spec.job_id)
         if rank == 0:
-            _progress(spec.job_id, state="cancelled" if isinstance(err, JobCancelled) else "failed")
+            current().record(spec.job_id, state="cancelled" if isinstance(err, JobCancelled) else "failed")
         if spec.device == "gpu":
             from .nccl import drop
             if comm is not None:
@@ -259,7 +197,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
     finally:
         m.close()  # on failure, the other ranks see the connection close at once
         if graph is not None:
-            _checkin(spec.path, graph, state)
+            current().checkin(spec.path, graph, state)
         _segments.sweep()  # segments of clients that have gone (this job's, killed meanwhile, among them)
 
 
@@ -299,51 +237,37 @@ def _reporter(spec: JobSpec, rank: int):
     if rank != 0:
         return None
     t0, last = time.monotonic(), [0.0]
-    _progress(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
+    current().record(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
 
     def report(iteration, measure):
         report.latest = (iteration, measure)  # for the record at the end
         now = time.monotonic()
         if now - last[0] >= PROGRESS_SECONDS:
             last[0] = now
-            _progress(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
+            current().record(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
     report.latest = (0, None)
     return report
 
 
-def _progress(job_id: str, **fields) -> None:
-    with _LOCK:
-        _PROGRESS[job_id] = {**_PROGRESS.pop(job_id, {}), **fields, "pid": os.getpid()}
-        while len(_PROGRESS) > KEEP_JOBS:
-            _PROGRESS.pop(next(iter(_PROGRESS)))
-
-
 def job_progress(job_id: str) -> dict | None:
     """The progress record of ``job_id`` on this worker (run by the client with ``Client.run``)."""
-    with _LOCK:
-        record = _PROGRESS.get(job_id)
-        return None if record is None else dict(record)
+    return current().progress(job_id)
 
 
 def cancel_job(job_id: str) -> None:
     """Ask ``job_id``'s ranks on this worker to stop at their next convergence report."""
-    with _LOCK:
-        _CANCELLED[job_id] = True
-        while len(_CANCELLED) > KEEP_JOBS:
-            _CANCELLED.pop(next(iter(_CANCELLED)))
+    current().cancel(job_id)
 
 
 def cancelled(job_id: str) -> bool:
     """Whether the client cancelled ``job_id`` (polled by its ranks at every report)."""
-    return job_id in _CANCELLED
+    return current().cancelled(job_id)
 
 
 def forget_job(job_id: str) -> None:
     """The client gave ``job_id`` up: drop its progress record and what its ranks return. A
     cancel stays in force (a rank that has not looked yet still stops)."""
-    with _LOCK:
-        _PROGRESS.pop(job_id, None)
-    _RANKS.forget(job_id)
+    current().forget(job_id)
     for h in list(_mesh._HUBS.values()):
         h.forget(job_id)
 
@@ -351,10 +275,6 @@ def forget_job(job_id: str) -> None:
 def release_all() -> int:
     """Free every cached store's engines on this worker (device and pinned memory); returns how
     many stores were open."""
-    with _LOCK:
-        graphs = [g for idle in _GRAPHS.values() for g, _ in idle]
-        _GRAPHS.clear()
-    for g in graphs:
-        g.close()
+    count = current().release_all()
     _segments.sweep()
-    return len(graphs)
+    return count
