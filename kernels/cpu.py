@@ -54,6 +54,16 @@ def _threads() -> int:
     return numba.get_num_threads()
 
 
+def _whole_threads(arcs: int) -> int:
+    """The threads a whole kernel over ``arcs`` arcs runs on: numba's (``NUMBA_NUM_THREADS``, at
+    most the cores this process may use; ``numba.set_num_threads`` lowers it for the calling
+    thread), or 1 below config ``cpu.whole_parallel_min_arcs``, where a fork-join costs more than
+    it saves (numba's thread pool is then not even started)."""
+    if arcs < config.get().cpu.whole_parallel_min_arcs:
+        return 1
+    return _threads()
+
+
 def _weights(weight, plus):
     """(weights as a float64 array, weighted, constant) for the compiled kernels."""
     if plus is None:
@@ -250,8 +260,12 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
         contrib = np.empty_like(x) if fast is not None else None
     if fast is not None and all(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in (y, x, inv, contrib)):
         scalar = np.isscalar(p)
-        err, dangling = fast.pagerank_step(y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64),
-                                           float(p) if scalar else 0.0, inv, float(alpha), float(lost), contrib)
+        args = (y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64), float(p) if scalar else 0.0, inv,
+                float(alpha), float(lost), contrib)
+        if x.size >= config.get().cpu.whole_parallel_min_arcs:  # sums by blocks (the same on any threads)
+            err, dangling = fast.parallel().pagerank_step(*args, True)
+        else:
+            err, dangling = fast.pagerank_step(*args)
         return np.array([err, dangling])
     new = alpha * (y + lost * p) + (1 - alpha) * p
     err = float(np.abs(new - x).sum())
@@ -260,6 +274,36 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
         np.multiply(new, inv, out=contrib)
     x[...] = new
     return np.array([err, dangling])
+
+
+def components(indptr, indices, in_csr, symmetric: bool):
+    """Weakly connected components over a whole out-CSR held in memory (Afforest,
+    :mod:`.cpu_components`): ``(root, arcs)``, root[v] the smallest vertex of v's component
+    (int64), or None where the compiled kernels are off. ``in_csr``: the in-CSR's ``(indptr,
+    indices)`` of a directed graph, or None (then, unless ``symmetric`` says the out-CSR holds every
+    arc both ways, no component can be skipped: every arc is linked)."""
+    fast = compiled()
+    if fast is None:
+        return None
+    n = indptr.size - 1
+    ip, ix = _ids(indptr), _ids(indices)
+    in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
+    comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
+    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
+                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
+    return comp.astype(np.int64), int(arcs)
+
+
+def pull_rows(indptr, indices, x, out, lo: int, hi: int):
+    """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over a whole in-CSR held in memory, each row
+    summed in CSR order (:mod:`.cpu_pull`); None where the compiled kernels are off (nothing done)."""
+    fast = compiled()
+    if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
+        return None
+    cfg = config.get().cpu
+    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
+                              cfg.level_parallel_min_arcs)
+    return True
 
 
 def whole_traversals() -> bool:
@@ -289,9 +333,76 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None, d
         return fast.bfs_unit(_ids(indptr), _ids(indices), frontier, state, parent, track, queue)
     if not weighted and (frontier.size == 0 or np.all(state[frontier] == state[frontier[0]])):
         return fast.bfs_queue(_ids(indptr), _ids(indices), c, frontier, state, parent, track)
+    threads = _whole_threads(indices.size)
+    if threads > 1 or config.get().cpu.delta_stepping:
+        return _delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads)
     ids = np.int32 if state.size < 2**31 else np.int64
     return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
+
+
+_typical_weights = {}  # id(weights) -> their mean over a sample, while that array lives
+_light_csrs = {}  # (id(indptr), id(weights)) -> (delta, the light CSR), while those arrays live
+
+
+def _typical_weight(weights) -> float:
+    """The mean of up to 65,536 of ``weights``, evenly spaced (once per array)."""
+    key = id(weights)
+    typical = _typical_weights.get(key)
+    if typical is None:
+        sample = weights[::max(1, weights.size // 65536)]
+        typical = _typical_weights[key] = float(sample.mean()) if sample.size else 1.0
+        weakref.finalize(weights, _typical_weights.pop, key, None)
+    return typical
+
+
+def _light_csr(parallel, indptr, indices, weights, delta: float, threads: int):
+    """The arcs lighter than ``delta`` as a CSR of their own (made once per CSR and delta: the
+    engine keeps its CSR between calls). Its offsets are int64 or, where they fit, int32 viewed
+    as uint32 (:func:`_ids`)."""
+    key = (id(indptr), id(weights))
+    held = _light_csrs.get(key)
+    if held is not None and held[0] == delta:
+        return held[1]
+    n = indptr.size - 1
+    counts = np.zeros(n + 1, np.int64)
+    parallel.light_counts(indptr, weights, delta, counts)
+    light_indptr = np.cumsum(counts, out=counts)
+    if light_indptr[-1] < 2**31:
+        light_indptr = _ids(light_indptr.astype(np.int32))
+    light_indices = np.empty(int(light_indptr[-1]), indices.dtype)
+    light_weights = np.empty(light_indices.size, np.float64)
+    parallel.light_fill(indptr, indices, weights, delta, light_indptr, light_indices, light_weights)
+    light = (light_indptr, light_indices, light_weights)
+    if held is None:
+        weakref.finalize(indptr, _light_csrs.pop, key, None)
+    _light_csrs[key] = (delta, light)
+    return light
+
+
+def _delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
+    """:func:`.cpu_sssp_parallel.delta_stepping` with its scratch (57 bytes a vertex where ids fit
+    32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
+    vertex; kept with the CSR). Buckets are config ``cpu.delta_width`` typical weights (the mean of
+    a sample) over the mean out-degree wide (Davidson et al.'s rule, as ``near_far_delta``)."""
+    from .cpu_atomic import aligned_pairs
+    n = state.size
+    typical = _typical_weight(w) if weighted else c
+    delta = config.get().cpu.delta_width * typical / max(indices.size / max(n, 1), 1.0)
+    if not 0 < delta < np.inf:
+        delta = np.inf if not typical > 0 else typical
+    parallel = fast.parallel()
+    ip, ix = _ids(indptr), _ids(indices)
+    if weighted:
+        light = _light_csr(parallel, ip, ix, w, delta, threads)
+    else:  # every arc light, or none
+        light = (ip, ix, w) if c < delta else (np.zeros(n + 1, ip.dtype), ix[:0], w)
+    ids = np.uint32 if n < 2**31 else np.int64
+    return parallel.delta_stepping(
+        ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
+        config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
+        np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
+        np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64))
 
 
 # Direction-optimising BFS (:func:`bfs_tree`): its thresholds and their measurements are config's
@@ -338,10 +449,24 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     ip, ix = _ids(indptr), _ids(indices)
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
+    cfg = config.get().cpu
+    threads = _whole_threads(indices.size)
+    if threads > 1:  # levels with enough arcs on numba's threads
+        parallel = fast.parallel()
+        chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
+        bitmaps = np.empty((2, (n + 63) >> 6), np.uint64)
+
+        def run():
+            return parallel.bfs_tree_parallel(
+                ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
+                cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent, threads,
+                cfg.level_parallel_min_arcs, chunks, bitmaps)
+    else:
+        def run():
+            return fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
+                                 cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent)
     try:
-        cfg = config.get().cpu
-        while fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
-                            cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent):
+        while run():
             loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
             step = 0 if loaded is None else 1
             if loaded is not None:

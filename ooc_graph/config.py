@@ -193,6 +193,19 @@ class CPU(_Section):
     bfs_min_frontier: int = 16
     bfs_branchy: int = 4
     bfs_leave_bottom_up: int = 2
+    # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull) run on numba's
+    # threads where the CSR has at least whole_parallel_min_arcs arcs (and numba has more than
+    # one thread); inside them, a BFS level or SSSP round with fewer than level_parallel_min_arcs
+    # arcs runs on the calling thread (a road graph's thousands of small levels cost no fork-join).
+    whole_parallel_min_arcs: int = 1 << 16
+    level_parallel_min_arcs: int = 1 << 14
+    # Whole min-relaxations with arc weights (SSSP) by delta-stepping, buckets delta_width typical
+    # weights over the mean out-degree wide, also on one thread (False: Dijkstra there).
+    delta_stepping: bool = True
+    delta_width: float = 2.0
+    # Afforest (whole components over a CSR in memory): out-arcs a vertex links before the
+    # largest component is sampled (GAP's neighbor_rounds).
+    afforest_rounds: int = 2
 
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")
 
