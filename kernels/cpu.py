@@ -335,74 +335,11 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None, d
         return fast.bfs_queue(_ids(indptr), _ids(indices), c, frontier, state, parent, track)
     threads = _whole_threads(indices.size)
     if threads > 1 or config.get().cpu.delta_stepping:
-        return _delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads)
+        from .cpu_delta import delta_stepping
+        return delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads)
     ids = np.int32 if state.size < 2**31 else np.int64
     return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
-
-
-_typical_weights = {}  # id(weights) -> their mean over a sample, while that array lives
-_light_csrs = {}  # (id(indptr), id(weights)) -> (delta, the light CSR), while those arrays live
-
-
-def _typical_weight(weights) -> float:
-    """The mean of up to 65,536 of ``weights``, evenly spaced (once per array)."""
-    key = id(weights)
-    typical = _typical_weights.get(key)
-    if typical is None:
-        sample = weights[::max(1, weights.size // 65536)]
-        typical = _typical_weights[key] = float(sample.mean()) if sample.size else 1.0
-        weakref.finalize(weights, _typical_weights.pop, key, None)
-    return typical
-
-
-def _light_csr(parallel, indptr, indices, weights, delta: float, threads: int):
-    """The arcs lighter than ``delta`` as a CSR of their own (made once per CSR and delta: the
-    engine keeps its CSR between calls). Its offsets are int64 or, where they fit, int32 viewed
-    as uint32 (:func:`_ids`)."""
-    key = (id(indptr), id(weights))
-    held = _light_csrs.get(key)
-    if held is not None and held[0] == delta:
-        return held[1]
-    n = indptr.size - 1
-    counts = np.zeros(n + 1, np.int64)
-    parallel.light_counts(indptr, weights, delta, counts)
-    light_indptr = np.cumsum(counts, out=counts)
-    if light_indptr[-1] < 2**31:
-        light_indptr = _ids(light_indptr.astype(np.int32))
-    light_indices = np.empty(int(light_indptr[-1]), indices.dtype)
-    light_weights = np.empty(light_indices.size, np.float64)
-    parallel.light_fill(indptr, indices, weights, delta, light_indptr, light_indices, light_weights)
-    light = (light_indptr, light_indices, light_weights)
-    if held is None:
-        weakref.finalize(indptr, _light_csrs.pop, key, None)
-    _light_csrs[key] = (delta, light)
-    return light
-
-
-def _delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
-    """:func:`.cpu_sssp_parallel.delta_stepping` with its scratch (57 bytes a vertex where ids fit
-    32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
-    vertex; kept with the CSR). Buckets are config ``cpu.delta_width`` typical weights (the mean of
-    a sample) over the mean out-degree wide (Davidson et al.'s rule, as ``near_far_delta``)."""
-    from .cpu_atomic import aligned_pairs
-    n = state.size
-    typical = _typical_weight(w) if weighted else c
-    delta = config.get().cpu.delta_width * typical / max(indices.size / max(n, 1), 1.0)
-    if not 0 < delta < np.inf:
-        delta = np.inf if not typical > 0 else typical
-    parallel = fast.parallel()
-    ip, ix = _ids(indptr), _ids(indices)
-    if weighted:
-        light = _light_csr(parallel, ip, ix, w, delta, threads)
-    else:  # every arc light, or none
-        light = (ip, ix, w) if c < delta else (np.zeros(n + 1, ip.dtype), ix[:0], w)
-    ids = np.uint32 if n < 2**31 else np.int64
-    return parallel.delta_stepping(
-        ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
-        config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
-        np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
-        np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64))
 
 
 # Direction-optimising BFS (:func:`bfs_tree`): its thresholds and their measurements are config's
