@@ -401,30 +401,62 @@ class ChunkStream:
         if self.profile and self.backend.xp is not np:
             self.backend.xp.cuda.get_current_stream().synchronize()
 
-    def _csr_nbytes(self) -> int:
-        """Device bytes of one side of the whole graph's CSR (offsets, ids, float64 weights)."""
+    def _csr_nbytes(self, weights: bool = True) -> int:
+        """Device bytes of one side of the whole graph's CSR (offsets, ids, float64 weights unless
+        ``weights`` is false)."""
         g = self.graph
-        return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
+        return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted and weights else 0))
 
-    def csr(self, side: str):
-        """The ``side`` CSR on the backend's device, or in page-locked host memory that the device
-        reads in place where it does not fit the device budget (:meth:`_mapped_csr`); ``None``
-        where neither is possible."""
-        if side not in self._csr:
-            g, nbytes = self.graph, self._csr_nbytes()
-            if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
-                self._csr[side] = self._mapped_csr(side)
-            else:
-                indptr, indices, w = g.csr(side)
-                self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
-                if self.backend.xp is np and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
-                    # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
-                    indptr = indptr.astype(np.int32)
-                up = self.backend.to_device
-                self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
-                                   nbytes)
+    def csr(self, side: str, weights: bool = True):
+        """The ``side`` CSR ``(indptr, indices, weights, bytes)`` on the backend's device, or in
+        page-locked host memory that the device reads in place where it does not fit the device
+        budget (:meth:`_mapped_csr`); ``None`` where neither is possible. ``weights=False`` (on the
+        CPU; a GPU always takes them): the caller does not read the weights, which are then not
+        read from the store nor counted against the budget (``weights`` may be None on a weighted
+        graph); they are added when a later call asks for them and they fit."""
+        cpu = self.backend.xp is np
+        weights = (weights or not cpu) and self.graph.weighted  # whether weights are needed (and exist)
+        held = self._csr.get(side)
+        if held is not None and (held[2] is not None or not weights):
+            return held
+        if held is None and side in self._csr:  # did not fit, weights and all
+            return None if weights or not cpu else self._csr_without_weights(side)
+        g = self.graph
+        others = sum(c[3] for k, c in self._csr.items() if c and k != side)
+        if held is not None:  # held without its weights: add them where they fit
+            if self._csr_nbytes() > self._csr_budget - others:
+                return None
+            w = g.csr(side, parts=("weights",))[2]
+            self.stats.bytes_read += w.nbytes
+            self._csr[side] = held = (held[0], held[1], w.astype(np.float64, copy=False), self._csr_nbytes())
+            return held
+        if not weights and cpu and g.weighted:
+            return self._csr_without_weights(side)
+        if self._csr_nbytes() > self._csr_budget - others:
+            self._csr[side] = self._mapped_csr(side)
+        else:
+            indptr, indices, w = g.csr(side)
+            self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
+            if cpu and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
+                # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
+                indptr = indptr.astype(np.int32)
+            up = self.backend.to_device
+            self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
+                               self._csr_nbytes())
         return self._csr[side]
 
+    def _csr_without_weights(self, side: str):
+        """The ``side`` CSR's offsets and ids in host memory (CPU), its weights left in the store;
+        None where they do not fit the CSR budget either."""
+        others = sum(c[3] for k, c in self._csr.items() if c and k != side)
+        if self._csr_nbytes(weights=False) > self._csr_budget - others:
+            return None
+        indptr, indices, _ = self.graph.csr(side, parts=("indptr", "indices"))
+        self.stats.bytes_read += indptr.nbytes + indices.nbytes
+        if indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
+            indptr = indptr.astype(np.int32)
+        self._csr[side] = held = (indptr, indices, None, self._csr_nbytes(weights=False))
+        return held
 
     def _mapped_csr(self, side: str):
         """The ``side`` CSR for zero-copy reads (config ``gpu.zero_copy``; EMOGI): ids and weights

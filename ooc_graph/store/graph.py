@@ -324,14 +324,16 @@ class Graph(GraphResults):
             raise ParameterError(f"vertex {label!r} is not in the graph")
         return i
 
-    def csr(self, side: str = "out"):
-        """``(indptr, indices, weights-or-None)`` of the out- or in-arc CSR, read whole."""
+    def csr(self, side: str = "out", parts=("indptr", "indices", "weights")):
+        """``(indptr, indices, weights-or-None)`` of the out- or in-arc CSR, read whole; only the
+        ``parts`` named are read (None in place of the others; weights are None on an unweighted
+        store)."""
         if side not in ("out", "in"):
             raise ParameterError(f"unknown CSR side {side!r} (valid: out, in)")
-        name = F.CSR.format(side=side, part="weights")
-        w = self._read(name) if self.weighted else None
-        return (self._read(F.CSR.format(side=side, part="indptr")),
-                self._read(F.CSR.format(side=side, part="indices")), w)
+        read = [self._read(F.CSR.format(side=side, part=part)) if part in parts else None
+                for part in ("indptr", "indices")]
+        w = self._read(F.CSR.format(side=side, part="weights")) if self.weighted and "weights" in parts else None
+        return read[0], read[1], w
 
     def read_cel(self, start: int, stop: int, empty=None):
         """Arcs [start, stop) of the CEL: ``(layout, src_local, dst_local, weight-or-None)``.
