@@ -25,13 +25,13 @@ FUNCTIONS = (
 
 def get_info():
     """What networkx shows of this backend (docs) and its configuration
-    (``nx.config.backends.ooc_graph``: ``device``, ``memory``, ``device_memory`` as the ooc_graph
-    functions take them)."""
+    (``nx.config.backends.ooc_graph``: ``device``, ``memory``, ``device_memory``, ``progress`` as
+    the ooc_graph functions take them; ``progress`` False unless set: no bars in networkx calls)."""
     return {
         "backend_name": "ooc_graph",
         "project": "ooc-graph",
         "package": "ooc_graph",
         "short_summary": "Out-of-core, multi-GPU graph processing: the graph goes into a temporary store.",
         "functions": {name: {} for name in FUNCTIONS},
-        "default_config": {"device": "auto", "memory": None, "device_memory": None},
+        "default_config": {"device": "auto", "memory": None, "device_memory": None, "progress": False},
     }

@@ -40,7 +40,7 @@ STEPS = [
     ("ooc_graph.engine.core", "Engine.gather"), ("ooc_graph.engine.core", "Engine.sum_over_workers"),
     ("ooc_graph.engine.core", "Engine.result"), ("ooc_graph.engine.core", "Sums.host"),
     ("ooc_graph.engine.traversal", "Traversals.propagate_min"), ("ooc_graph.engine.traversal", "Traversals._level_of"),
-    ("ooc_graph.engine.traversal", "Traversals.tight_parents"), ("ooc_graph.engine.traversal", "Traversals._can_pull"),
+    ("ooc_graph.engine.trees", "Trees.tight_parents"), ("ooc_graph.engine.traversal", "Traversals._can_pull"),
     ("ooc_graph.engine.core", "Engine.report"), ("ooc_graph.engine.core", "Engine._exchange"),
     ("ooc_graph.runtime.nccl", "NcclComm._wait"), ("cupy", "flatnonzero"), ("cupy", "unique"),
     ("ooc_graph.engine.core", "Engine.prepare_results"),

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph import config
+
 __all__ = ["GAMMA", "STRIDE", "WEIGHT_SLOT", "seed_keys", "thresholds", "permutation", "permute", "hash64",
            "rmat_edges", "urand_edges", "edge_weights", "u64"]
 
@@ -83,9 +85,6 @@ def u64(x: int) -> np.uint64:
     return np.uint64(int(x) & _U64)
 
 
-# Edges per block: a block's temporaries stay in the processor's cache between the dozens of
-# passes over them (4x faster than whole 4M-edge steps on the development machine).
-BLOCK = 1 << 17
 
 
 class _Block:
@@ -129,7 +128,10 @@ def hash64(key: int, counters) -> np.ndarray:
 
 
 def _blocks(count: int):
-    return range(0, count, BLOCK), _Block(min(BLOCK, max(count, 1)))
+    """The starts of the blocks of a draw of ``count`` edges (``config ingest.generate_block`` each),
+    their size, and the block's scratch."""
+    size = config.get().ingest.generate_block
+    return range(0, count, size), size, _Block(min(size, max(count, 1)))
 
 
 def rmat_edges(key: int, start: int, count: int, scale: int, limits, perm=None, dtype=np.int64):
@@ -139,15 +141,13 @@ def rmat_edges(key: int, start: int, count: int, scale: int, limits, perm=None, 
     shifting in its bit."""
     src, dst = np.empty(count, dtype), np.empty(count, dtype)
     bits = np.uint32 if scale <= 32 else np.uint64
-    size = min(BLOCK, count)
-    s, d = np.empty(size, bits), np.empty(size, bits)
-    u, on, cmp = np.empty(size, np.uint32), np.empty(size, bool), np.empty(size, bool)
+    starts, size, block = _blocks(count)
+    s, d = np.empty(min(size, count), bits), np.empty(min(size, count), bits)
+    u, on, cmp = (np.empty(min(size, count), t) for t in (np.uint32, bool, bool))
     one = bits(1)
     t1, t2, t3 = (np.uint32(t) if t < 1 << 32 else None for t in limits)  # u >= 2**32: never
-
-    starts, block = _blocks(count)
     for a in starts:
-        k = min(BLOCK, count - a)
+        k = min(size, count - a)
         block.start(start + a, k)
         sk, dk, uk, on_k, cmp_k = s[:k], d[:k], u[:k], on[:k], cmp[:k]
         sk.fill(0)
@@ -188,9 +188,9 @@ def urand_edges(key: int, start: int, count: int, scale: int, dtype=np.int64):
     """Endpoints of uniform edges ``start .. start + count - 1`` over ``2**scale`` vertices."""
     out = np.empty(count, dtype), np.empty(count, dtype)
     shift = np.uint64(63 - scale)  # (h >> 1) >> (63 - scale): the top ``scale`` bits, 0 for scale 0
-    starts, block = _blocks(count)
+    starts, size, block = _blocks(count)
     for a in starts:
-        k = min(BLOCK, count - a)
+        k = min(size, count - a)
         block.start(start + a, k)
         for slot in (0, 1):
             h = block.slot(key, slot)
@@ -203,9 +203,9 @@ def urand_edges(key: int, start: int, count: int, scale: int, dtype=np.int64):
 def edge_weights(key: int, start: int, count: int) -> np.ndarray:
     """Weights of edges ``start .. start + count - 1``: float64 in (0, 1], multiples of 2**-53."""
     w = np.empty(count, np.float64)
-    starts, block = _blocks(count)
+    starts, size, block = _blocks(count)
     for a in starts:
-        k = min(BLOCK, count - a)
+        k = min(size, count - a)
         block.start(start + a, k)
         h = block.slot(key, WEIGHT_SLOT)
         h >>= np.uint64(11)

@@ -11,8 +11,8 @@ from . import generate  # noqa: E402
 from .algorithms import (UNREACHABLE, betweenness_centrality, bfs, cdlp, core_number,  # noqa: E402
                          eigenvector_centrality, hits, katz_centrality, lcc, louvain, pagerank, scc, sssp,
                          triangle_count, wcc)
-from .errors import (DeviceError, FormatVersionError, InputError, JobCancelled, JobError,  # noqa: E402
-                     OocGraphError, ParameterError, StoreError)
+from .errors import (ConvergenceError, DeviceError, FormatVersionError, InputError, JobCancelled,  # noqa: E402
+                     JobError, OocGraphError, ParameterError, StoreError)
 from .ingest import convert  # noqa: E402
 from .runtime import Job, submit  # noqa: E402
 from .store import Graph, open_graph as open  # noqa: E402,A001
@@ -21,4 +21,4 @@ __all__ = ["convert", "open", "Graph", "generate", "pagerank", "bfs", "sssp", "w
            "eigenvector_centrality", "cdlp", "core_number", "scc", "betweenness_centrality", "triangle_count", "lcc",
            "louvain", "UNREACHABLE", "submit", "Job",
            "OocGraphError", "InputError", "StoreError", "FormatVersionError", "ParameterError", "DeviceError",
-           "JobError", "JobCancelled"]
+           "JobError", "JobCancelled", "ConvergenceError"]

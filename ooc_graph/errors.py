@@ -60,6 +60,28 @@ class JobCancelled(JobError):
     """A run or job was cancelled before it finished."""
 
 
+class ConvergenceError(OocGraphError):
+    """An iterative algorithm did not converge within ``max_iter`` iterations (unless the call
+    passed ``raise_on_nonconvergence=False``), or its values became infinite or NaN (always).
+    ``result`` holds what the call computed (None where the values diverged)."""
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+def check_converged(result) -> None:
+    """A :class:`ConvergenceError` holding ``result`` where it did not converge."""
+    if result.converged:
+        return
+    last = result.stats.get("convergence") or [(result.iterations, None)]
+    change = "" if last[-1][1] is None else f", the last change {last[-1][1]:.3g}"
+    tol = result.parameters.get("tol")
+    raise ConvergenceError(f"{result.algorithm} did not converge in {result.iterations} iterations{change}"
+                           f"{'' if tol is None else f' (tol {tol:g})'}; raise max_iter, or pass "
+                           f"raise_on_nonconvergence=False (--no-raise-on-nonconvergence) to have the values anyway", result)
+
+
 class ResultNotStoredWarning(UserWarning):
     """A result could not go into its graph's store (locked, read-only or replaced) and was written
     to a file beside it instead; the message names that file and the reason."""

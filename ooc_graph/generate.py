@@ -32,8 +32,9 @@ from .kernels import cpu_generate
 
 __all__ = ["rmat", "urand", "grid", "GENERATORS"]
 
-# Edges generated per step (the output does not depend on it: edge e is drawn from e alone).
-_STEP = 1 << 22
+# Edges of a grid per step, each step's weights drawn from a seed of its own: the graph depends on
+# it, so it is fixed (R-MAT and uniform graphs draw edge e from e alone: config ingest.generate_step).
+_GRID_STEP = 1 << 22
 # How the edges were drawn, named in a store's source: stores of one seed drawn another way
 # (before the counter-based hash) hold other graphs.
 DRAWS = "draws=splitmix64"
@@ -57,7 +58,7 @@ def _ready(out, n, overwrite, opts, seed, **flags):
                                                   if k in opts})
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"seed must be a non-negative integer (got {seed!r})")
-    check_flags(**flags, **{k: opts[k] for k in ("augment", "progress") if k in opts})
+    check_flags(optional=("progress",), **flags, **{k: opts[k] for k in ("augment", "progress") if k in opts})
     check_output(out, overwrite=overwrite)
 
 
@@ -92,17 +93,19 @@ def _kernels(where: str):
 
 
 def _hashed(kind: str, args: tuple, n: int, m: int, key: int, weighted: bool, opts: dict):
-    """(src, dst, weights) of edges 0 .. m-1 among n vertices in steps of ``_STEP``, in order,
-    drawn by ``kind`` (``rmat_edges`` or ``urand_edges``) of the kernels :func:`implementation`
-    picks for the build options ``opts``: NumPy on ``workers`` threads, the compiled kernels (on
-    ``workers`` of numba's threads) or the GPU, both on one thread beside the builder."""
+    """(src, dst, weights) of edges 0 .. m-1 among n vertices in steps of ``config
+    ingest.generate_step``, in order, drawn by ``kind`` (``rmat_edges`` or ``urand_edges``) of the
+    kernels :func:`implementation` picks for the build options ``opts``: NumPy on ``workers``
+    threads, the compiled kernels (on ``workers`` of numba's threads) or the GPU, both on one
+    thread beside the builder."""
     where = implementation(m, opts.get("device", "auto"), opts.get("memory"))
     threads, dtype = workers(opts.get("workers")), _id_dtype(n)
     kernels = _kernels(where)
     draw = getattr(kernels, kind)
+    size = config.get().ingest.generate_step
 
     def step(start):
-        k = min(_STEP, m - start)
+        k = min(size, m - start)
         with kernels.threads(threads) if where == "compiled" else contextlib.nullcontext():
             src, dst = draw(key, start, k, *args, dtype=dtype)
             w = kernels.edge_weights(key, start, k) if weighted else None
@@ -111,7 +114,7 @@ def _hashed(kind: str, args: tuple, n: int, m: int, key: int, weighted: bool, op
             src, dst, w = cupy.asnumpy(src), cupy.asnumpy(dst), None if w is None else cupy.asnumpy(w)
         return src, dst, w
 
-    starts = range(0, m, _STEP)
+    starts = range(0, m, size)
     return ordered_map(step, starts, threads) if where == "numpy" else ordered_map(step, starts, 1, ahead=2)
 
 
@@ -187,7 +190,7 @@ def grid(out, rows: int, cols: int, *, seed: int = 0, weighted: bool = False, ov
     n = rows * cols
     _ready(out, n, overwrite, opts, seed, weighted=weighted)
     root = np.random.SeedSequence(seed)
-    rows_per_step = max(1, _STEP // (2 * cols))
+    rows_per_step = max(1, _GRID_STEP // (2 * cols))
 
     def edges():
         for i, r0 in enumerate(range(0, rows, rows_per_step)):

@@ -9,6 +9,14 @@ The decorator also gives every algorithm the same front door:
   the valid keywords, never a ``TypeError`` from inside;
 - the keywords every algorithm shares (``device``, ``memory``, ``device_memory``, ``profile``,
   ``store``, ``output``) are checked the same way everywhere, before anything is read;
+- every algorithm takes ``progress=``: ``None`` (the default: a bar where stderr is a terminal,
+  nothing elsewhere, or the reports go to whoever already watches, as the command line's bar),
+  ``True`` (a ``tqdm.auto`` bar wherever it runs: Jupyter, a log), ``False`` (nothing), or a
+  callable ``progress(iteration, measure)`` — the iteration rising at every report, the measure a
+  residual (float), a count of vertices changed or moved (int), or None. The reports are the
+  engine's (:meth:`~ooc_graph.engine.Engine.report`, through
+  :func:`~ooc_graph.engine.monitor.watching`) and the in-memory algorithms' blocks and sweeps; a
+  job on a cluster forwards rank 0's (see :mod:`ooc_graph._progress`);
 - an algorithm that ``distributes`` takes ``gpus=``, ``client=`` and ``workers=`` and then runs as
   a job on a cluster (:func:`ooc_graph.runtime.jobs.run_distributed`), returning the same result.
 
@@ -22,6 +30,9 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
+
+from ._progress import check_progress, listening
 from .errors import ParameterError, choice
 
 __all__ = ["Algorithm", "Option", "algorithm", "algorithms", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
@@ -77,22 +88,29 @@ def algorithm(*, result: type, options=(), distributes: bool = True):
         name = fn.__name__
 
         @functools.wraps(fn)
-        def call(*args, gpus=None, client=None, workers=None, **kwargs):
+        def call(*args, gpus=None, client=None, workers=None, progress=None, **kwargs):
             arguments = _bind(name, sig, args, kwargs)
+            check_progress(progress)
+            total = arguments.get("max_iter", sig.parameters["max_iter"].default) \
+                if "max_iter" in sig.parameters else None
             if gpus is None and client is None and workers is None:
-                return fn(*args, **kwargs)
+                # values that overflow are caught where the iteration reports them (a clear
+                # ConvergenceError), not warned about by NumPy on the way there
+                with listening(name, progress, total), np.errstate(over="ignore", invalid="ignore"):
+                    return fn(*args, **kwargs)
             if not distributes:
                 raise ParameterError(f"{name} runs in one process (it holds the graph in memory); call it "
                                      "without gpus=/client=/workers=")
             from .runtime.jobs import run_distributed
             graph = arguments.pop(next(iter(sig.parameters)))
-            return run_distributed(name, graph, arguments, gpus=gpus, client=client, workers=workers)
+            with listening(name, progress, total) as listener:
+                return run_distributed(name, graph, arguments, gpus=gpus, client=client, workers=workers,
+                                       on_report=listener)
 
-        extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None) for k in RUNTIME] \
-            if distributes else []
+        extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+                 for k in (RUNTIME if distributes else ()) + ("progress",)]
+        # (without the runtime keywords, calling with them is still a clear error: see call)
         call.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
-        if not distributes:  # no runtime keywords in its signature: a clear error all the same
-            call.__signature__ = sig
         doc = (fn.__doc__ or "").strip()
         _REGISTRY[name] = Algorithm(name, call, result, distributes, tuple(options),
                                     doc.split("\n")[0].rstrip(".").replace("``", "") if doc else "")

@@ -14,11 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def interval_of(ids: np.ndarray, interval_size: int) -> np.ndarray:
-    """Interval index of each global id (intervals are uniform but for the last)."""
-    return ids // np.int64(interval_size)
-
-
 def sort_arcs(major: np.ndarray, minor: np.ndarray, weight, num_vertices: int, *, dedupe: bool):
     """Sort arcs by (major, minor); with ``dedupe`` merge repeats, keeping the smallest weight.
 
@@ -71,48 +66,16 @@ class Blocks:
     block_len: np.ndarray  # arcs in each block
 
 
-def build_blocks(dst, src, weight, interval_size: int, num_intervals: int, local_dtype, *,
-                 source_major: bool = False) -> Blocks:
-    """Lay out arcs into blocks ordered by (dst interval, src interval): CEL order; the order of
-    arcs inside a block is kept, so arcs sorted by (dst, src) give the CEL. ``source_major``
-    orders blocks by (src interval, dst interval) instead: the CEL augmentation's order."""
-    di = interval_of(dst, interval_size)
-    si = interval_of(src, interval_size)
-    k = np.int64(num_intervals)
-    block = si * k + di if source_major else di * k + si
-    order = np.argsort(block, kind="stable")
-    block = block[order]
-    src_o, dst_o = src[order], dst[order]
-    uniq, counts = np.unique(block, return_counts=True)
-    major, minor = uniq // k, uniq % k
-    bsrc, bdst = (major, minor) if source_major else (minor, major)
-    size = np.int64(interval_size)
-    return Blocks(
-        src_local=(src_o - si[order] * size).astype(local_dtype),
-        dst_local=(dst_o - di[order] * size).astype(local_dtype),
-        weight=None if weight is None else weight[order],
-        block_src=bsrc.astype(np.int64),
-        block_dst=bdst.astype(np.int64),
-        block_len=counts.astype(np.int64),
-    )
-
-
-def back_arcs(src, dst, weight, interval_size: int):
-    """The arcs whose destination interval precedes their source interval: the CEL augmentation
-    (out-arcs of a sub-graph's destinations into earlier sub-graphs)."""
-    keep = interval_of(dst, interval_size) < interval_of(src, interval_size)
-    return src[keep], dst[keep], None if weight is None else weight[keep]
-
-
 def blocks_of_sorted(rows, cols, weight, interval_size: int, local_dtype, *, rows_are_dst: bool,
                      back_only: bool = False) -> list[Blocks]:
-    """:func:`build_blocks` for arcs already sorted by (row, column), in little memory: one
-    :class:`Blocks` per interval of rows, each ordered by the columns' interval (a stable radix
-    sort where intervals fit 16 bits), so temporaries are the size of one interval's arcs.
+    """Arcs sorted by (row, column) laid out in blocks, in little memory: one :class:`Blocks` per
+    interval of rows, each ordered by the columns' interval (a stable radix sort where intervals
+    fit 16 bits), the order inside a block kept, so temporaries are the size of one interval's arcs.
 
-    ``rows_are_dst``: rows are destinations, so the blocks are CEL order (what ``build_blocks``
-    gives). Otherwise rows are sources and the blocks are source-major; with ``back_only`` only
-    arcs into earlier intervals are kept (the augmentation of ``back_arcs``).
+    ``rows_are_dst``: rows are destinations, so the blocks are in CEL order (by destination
+    interval, then source interval). Otherwise rows are sources and the blocks are source-major;
+    with ``back_only`` only arcs into earlier intervals are kept: the CEL augmentation (the
+    out-arcs of a sub-graph's destinations into earlier sub-graphs).
     """
     size = int(interval_size)
     out = []

@@ -37,9 +37,9 @@ def _draw_with(where) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["rmat", "urand"])
-def test_generation_threads_and_kernels_do_not_change_the_graph(tmp_path, monkeypatch, kind):
+def test_generation_threads_and_kernels_do_not_change_the_graph(tmp_path, configure, kind):
     """Steps drawn out of order on 1 or 2 threads, by NumPy or the compiled kernels: one store."""
-    monkeypatch.setattr(ooc_graph.generate, "_STEP", 500)  # many steps, generated out of order
+    configure({"ingest.generate_step": 500})  # many steps, generated out of order
     make = ooc_graph.generate.GENERATORS[kind]
     for where in ("numpy", "compiled"):
         for workers in (1, 2):

@@ -58,8 +58,8 @@ def test_hash_is_splitmix64():
 
 @pytest.mark.parametrize("scale", [0, 1, 2, 7, 20, 33])
 @pytest.mark.parametrize("permute", [False, True])
-def test_numpy_rmat_against_the_slow_reference(monkeypatch, scale, permute):
-    monkeypatch.setattr(R, "BLOCK", 64)  # blocks split the draw
+def test_numpy_rmat_against_the_slow_reference(configure, scale, permute):
+    configure({"ingest.generate_block": 64})  # blocks split the draw
     start, count = 2**40 + 3, 300
     for limits in LIMITS:
         perm = R.permutation(scale, KEYS[1:]) if permute else None
@@ -68,8 +68,8 @@ def test_numpy_rmat_against_the_slow_reference(monkeypatch, scale, permute):
         assert list(zip(src.tolist(), dst.tolist())) == want
 
 
-def test_numpy_urand_and_weights_against_the_slow_reference(monkeypatch):
-    monkeypatch.setattr(R, "BLOCK", 50)
+def test_numpy_urand_and_weights_against_the_slow_reference(configure):
+    configure({"ingest.generate_block": 50})
     start, count = 999, 200
     for scale in (0, 1, 13, 40):
         src, dst = R.urand_edges(KEYS[0], start, count, scale)

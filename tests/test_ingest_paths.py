@@ -338,7 +338,7 @@ def test_parallel_kernels_one_thread_at_a_time_where_the_layer_needs_it(tmp_path
     configure({"ingest.id_kernel_min_edges": 0})
     configure({"ingest.degrees_compiled_min_arcs": 0})
     configure({"ingest.generate_kernel_min_edges": 0})
-    monkeypatch.setattr(generate, "_STEP", 1 << 12)  # many draws beside many adds
+    configure({"ingest.generate_step": 1 << 12})  # many draws beside many adds
     assert generate.implementation(1 << 14, "cpu", None) == "compiled"
     opts = dict(directed=True, weighted=True, seed=4, device="cpu", progress=False)
     ooc_graph.generate.rmat(tmp_path / "together.h5", 12, 4, **opts).close()

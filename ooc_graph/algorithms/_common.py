@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import reprlib
 import time
 
@@ -10,7 +11,7 @@ import numpy as np
 from ooc_graph._memory import parse_size
 from ooc_graph.engine import Engine, current_placement
 from ooc_graph.engine.monitor import current_watcher
-from ooc_graph.errors import ParameterError
+from ooc_graph.errors import ParameterError, check_converged
 from ooc_graph.registry import OUTPUTS
 from ooc_graph.store import Graph, as_graph
 
@@ -30,12 +31,16 @@ def check_bool(name, value) -> bool:
     return bool(value)
 
 
-def check_real(name, value) -> float:
-    """``value`` as a float if it is a real number (Python or NumPy, not a bool), else a
-    ParameterError naming it (a string such as ``"0.85"`` is not read as one)."""
+def check_real(name, value, *, finite: bool = True) -> float:
+    """``value`` as a float if it is a real number (Python or NumPy, not a bool; finite unless
+    ``finite=False``, and never NaN), else a ParameterError naming it (a string such as ``"0.85"``
+    is not read as one)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ParameterError(f"{name} must be a number (got {value!r})")
-    return float(value)
+    value = float(value)
+    if value != value or (finite and not math.isfinite(value)):
+        raise ParameterError(f"{name} must be a finite number (got {value!r})")
+    return value
 
 
 def check_iteration(max_iter, tol, weight=None) -> int:
@@ -81,13 +86,17 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
 class Run:
     """Times a run and gathers what the result reports."""
 
-    def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=(), output="numpy"):
+    def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=(), output="numpy",
+                 raise_on_nonconvergence: bool = False):
         """``outputs``: the dtypes of the per-vertex arrays the run will return (through
         :meth:`Engine.result`), whose host memory is made ready while it computes; ``output``:
         ``"numpy"`` (host memory) or ``"cupy"`` (the arrays stay on the GPU: nothing is copied);
-        the registry checked both, and the other keywords every algorithm shares."""
+        the registry checked both, and the other keywords every algorithm shares.
+        ``raise_on_nonconvergence``: :meth:`finish` raises :class:`ConvergenceError` for a result
+        that did not converge (in one process; a distributed call raises on the client)."""
         assert output in OUTPUTS
         self.graph = as_graph(G)
+        self.strict = check_bool("raise_on_nonconvergence", raise_on_nonconvergence)
         if output == "cupy" and current_placement() is not None:
             raise ParameterError("output='cupy' keeps results on the GPU of one process; a distributed call "
                                  "returns them in host memory (use output='numpy')")
@@ -111,6 +120,8 @@ class Run:
                                           "timeline": s.timeline},
                      graph=self.graph, **arrays)
         if current_placement() is None:  # a distributed job saves once, from the client or rank 0
+            if self.strict:
+                check_converged(result)
             if store:
                 result.save(store if isinstance(store, str) else None)
             # Let go of the file between calls (caches stay): an open graph holds HDF5's shared

@@ -13,6 +13,7 @@ import numpy as np
 
 from ooc_graph._memory import budget, human
 from ooc_graph.engine import LocalComm, current_placement, get_backend
+from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import DeviceError, ParameterError
 
 from ._common import as_graph
@@ -33,6 +34,9 @@ class InMemoryRun:
         placement = current_placement()
         self.comm = placement.comm if placement is not None else LocalComm(g.num_vertices)
         self.host_empty = placement.host_empty if placement is not None else None
+        # Who hears the run's reports: a distributed job's rank, else whoever watches this call
+        # (``progress=``, the command line's bar), as the engine's runs do (engine_for).
+        self.on_report = placement.on_report if placement is not None else current_watcher()
         need = per_arc * g.num_arcs + per_vertex * g.num_vertices + (1 << 20)
         limit = budget(memory)
         if self.backend.name == "gpu":
@@ -51,11 +55,28 @@ class InMemoryRun:
         self.stats = {"bytes_read": 0, "arcs_processed": 0, "passes": 0}
         self.t0 = time.perf_counter()
 
-    def csr(self):
-        """The out-arc CSR ``(indptr, indices)`` on the device (read whole)."""
-        indptr, indices, _ = self.graph.csr("out")
-        self.stats["bytes_read"] += indptr.nbytes + indices.nbytes
-        return self.xp.asarray(indptr), self.xp.asarray(indices)
+    def csr(self, weights: bool = False):
+        """The out-arc CSR ``(indptr, indices[, weights])`` on the device (read whole; weights as
+        float64, ones in an unweighted store)."""
+        indptr, indices, w = self.graph.csr("out")
+        self.stats["bytes_read"] += indptr.nbytes + indices.nbytes + (0 if w is None or not weights else w.nbytes)
+        xp = self.xp
+        if not weights:
+            return xp.asarray(indptr), xp.asarray(indices)
+        w = xp.ones(len(indices)) if w is None else xp.asarray(w).astype(np.float64)
+        return xp.asarray(indptr), xp.asarray(indices), w
+
+    def listened(self):
+        """:meth:`report` where someone listens to the run, else None (work can then be done in
+        one piece instead of parts)."""
+        return self.report if self.on_report is not None else None
+
+    def report(self, iteration: int, measure=None) -> None:
+        """Tell whoever listens how far the run is (``iteration`` counts up: blocks done, sweeps)
+        and keep it with the statistics, as :meth:`Engine.report` does."""
+        self.stats.setdefault("convergence", []).append((iteration, measure))
+        if self.on_report is not None:
+            self.on_report(iteration, measure)
 
     def arcs(self, weights: bool = False):
         """Every stored arc as device arrays ``(src, dst[, weight])`` (int64 ids, float64 weights)."""
@@ -81,7 +102,7 @@ class InMemoryRun:
     def finish(self, cls, parameters, iterations, converged, store, **arrays):
         result = cls(algorithm=self.name, parameters=parameters, iterations=iterations, converged=converged,
                      seconds=time.perf_counter() - self.t0, device=self.backend.name,
-                     stats=dict(self.stats, per_pass=[], convergence=[], timeline=[]), graph=self.graph,
+                     stats={"convergence": [], **self.stats, "per_pass": [], "timeline": []}, graph=self.graph,
                      **{k: self.to_host(v) for k, v in arrays.items()})
         if current_placement() is None:  # a distributed job saves once, from the client or rank 0
             if store:

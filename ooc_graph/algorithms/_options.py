@@ -24,5 +24,9 @@ WEIGHT = Option("--weight", str, "use the arc weights (as networkx's weight=; an
                 "weight per arc), e.g. --weight weight")
 
 
+STRICT = Option("--raise-on-nonconvergence", bool, "fail (exit 1) when max-iter is reached before the "
+                "iteration converges; --no-raise-on-nonconvergence keeps the values", True)
+
+
 def max_iter(default: int) -> Option:
     return Option("--max-iter", int, "iteration limit (the result says whether it converged)", default)

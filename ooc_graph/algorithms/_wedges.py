@@ -25,6 +25,8 @@ from ._inmemory import repeat_index
 
 # Bytes a wedge takes while its block is processed by the reference (indices, keys, positions, masks).
 BYTES_PER_WEDGE = 64
+# Parts the work is done in when someone listens to its progress (one call of the kernel each).
+REPORTS = 16
 
 
 def neighbour_pairs(xp, src, dst, n: int):
@@ -87,12 +89,13 @@ def orient(xp, n: int, a, b, arcs):
     return ids, indptr, x, y, arcs
 
 
-def count(xp, n: int, a, b, arcs, *, spare: int, comm=None, kernels=None):
+def count(xp, n: int, a, b, arcs, *, spare: int, comm=None, kernels=None, report=None):
     """Per vertex: ``(triangles, closing arcs)`` — how many triangles of the undirected pair graph
     contain the vertex, and over those triangles the number of arcs joining its two other
     vertices (the numerator of the local clustering coefficient). Returns also the wedges checked
     (over all ranks). ``kernels``: the backend's kernel module, whose ``wedge_count`` does the work
-    where it can; else (or with None) the array code does."""
+    where it can; else (or with None) the array code does. ``report(parts done, None)``, if given,
+    hears the work done in ``REPORTS`` parts (this rank's blocks)."""
     ids, indptr, x, y, arcs = orient(xp, n, a, b, arcs)
     triangles = xp.zeros(n, dtype=np.int64)
     closing = xp.zeros(n, dtype=np.int64)
@@ -104,8 +107,12 @@ def count(xp, n: int, a, b, arcs, *, spare: int, comm=None, kernels=None):
     rows, total = _blocks(xp, cost[indptr], size * config.get().algorithms.wedge_blocks_per_rank)
     rows = rows[rank_::size]
     del cost
-    if kernels is None or kernels.wedge_count(indptr, x, y, arcs, rows, triangles, closing, spare) is None:
-        _reference(xp, n, indptr, x, y, arcs, rows, triangles, closing, spare)
+    parts = [rows] if report is None or not len(rows) else np.array_split(rows, min(len(rows), REPORTS))
+    for i, part in enumerate(parts):
+        if kernels is None or kernels.wedge_count(indptr, x, y, arcs, part, triangles, closing, spare) is None:
+            _reference(xp, n, indptr, x, y, arcs, part, triangles, closing, spare)
+        if report is not None:
+            report(i + 1, None)
     triangles, closing = triangles[ids], closing[ids]  # back to the graph's numbers
     if size > 1:
         triangles, closing = (xp.asarray(comm.allreduce(_host(xp, t), "sum").astype(np.int64))

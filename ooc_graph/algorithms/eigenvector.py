@@ -16,10 +16,10 @@ __all__ = ["eigenvector_centrality"]
 log = logging.getLogger("ooc_graph.eigenvector")
 
 
-@algorithm(result=CentralityResult, options=[_o.max_iter(100), _o.TOL, _o.WEIGHT])
+@algorithm(result=CentralityResult, options=[_o.max_iter(100), _o.TOL, _o.WEIGHT, _o.STRICT])
 def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=None, weight=None, memory=None,
                            device: str = "auto", device_memory=None, profile: bool = False,
-                           store=False, output: str = "numpy") -> CentralityResult:
+                           store=False, output: str = "numpy", raise_on_nonconvergence: bool = True) -> CentralityResult:
     """Eigenvector centrality of every vertex, as networkx's ``eigenvector_centrality``.
 
     In-arcs count (the left eigenvector of the adjacency matrix), as in networkx.
@@ -46,7 +46,7 @@ def eigenvector_centrality(G, *, max_iter: int = 100, tol: float = 1e-6, nstart=
     n = g.num_vertices
     x0 = initial_vector(g, nstart, "nstart")
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
-              outputs=(np.float64,))
+              outputs=(np.float64,), raise_on_nonconvergence=raise_on_nonconvergence)
     eng, xp = run.engine, run.engine.backend.xp
     f = "src * w" if weight is not None else "src"
     x = xp.asarray(x0 / x0.sum()) if n else xp.zeros(0)

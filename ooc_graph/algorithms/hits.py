@@ -20,10 +20,11 @@ log = logging.getLogger("ooc_graph.hits")
     _o.max_iter(100),
     Option("--tol", float, "stop when the L1 change of the hubs falls below this", 1e-8),
     Option("--normalized", bool, "scale hubs and authorities to sum 1", True),
+    _o.STRICT,
 ])
 def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: bool = True, memory=None,
          device: str = "auto", device_memory=None, profile: bool = False, store=False,
-         output: str = "numpy") -> HITSResult:
+         output: str = "numpy", raise_on_nonconvergence: bool = True) -> HITSResult:
     """Hub and authority scores of every vertex (Kleinberg), as networkx's ``hits``.
 
     Each iteration is one pass along the arcs (``a[v] = Σ_{u→v} h[u] w``) and one against them
@@ -52,7 +53,7 @@ def hits(G, *, max_iter: int = 100, tol: float = 1e-8, nstart=None, normalized: 
     n = g.num_vertices
     h0 = initial_vector(g, nstart, "nstart")
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
-              outputs=(np.float64, np.float64))
+              outputs=(np.float64, np.float64), raise_on_nonconvergence=raise_on_nonconvergence)
     eng, xp = run.engine, run.engine.backend.xp
     h = xp.asarray(h0 / h0.sum()) if n else xp.zeros(0)
     a = xp.zeros(n)

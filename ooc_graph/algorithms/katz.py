@@ -24,10 +24,12 @@ log = logging.getLogger("ooc_graph.katz")
     _o.TOL,
     Option("--normalized", bool, "scale to unit Euclidean norm", True),
     _o.WEIGHT,
+    _o.STRICT,
 ])
 def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, tol: float = 1e-6, nstart=None,
                     normalized: bool = True, weight=None, memory=None, device: str = "auto", device_memory=None,
-                    profile: bool = False, store=False, output: str = "numpy") -> CentralityResult:
+                    profile: bool = False, store=False, output: str = "numpy",
+                    raise_on_nonconvergence: bool = True) -> CentralityResult:
     """Katz centrality ``x = alpha Aᵀ x + beta`` of every vertex, as networkx's ``katz_centrality``.
 
     Each iteration is one pass along the arcs (``Σ_{u→v} x[u]``, times the arc weight if
@@ -54,10 +56,11 @@ def katz_centrality(G, *, alpha: float = 0.1, beta=1.0, max_iter: int = 1000, to
     n = g.num_vertices
     if isinstance(beta, dict) and len({g.vertex_id(v) for v in beta}) != n:
         raise ParameterError(f"beta as a dict must give a value for every one of the {n} vertices")
-    b = float(beta) if isinstance(beta, (int, float, np.number)) else initial_vector(g, beta, "beta", nonzero=False)
+    b = check_real("beta", beta) if isinstance(beta, (int, float, np.number)) else \
+        initial_vector(g, beta, "beta", nonzero=False)
     x0 = initial_vector(g, nstart, "nstart", default=0.0, nonzero=False)
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
-              outputs=(np.float64,))
+              outputs=(np.float64,), raise_on_nonconvergence=raise_on_nonconvergence)
     eng, xp = run.engine, run.engine.backend.xp
     b = b if np.isscalar(b) else xp.asarray(b)
     f = "src * w" if weight is not None else "src"

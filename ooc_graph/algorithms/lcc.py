@@ -43,7 +43,7 @@ def lcc(G, *, memory=None, device: str = "auto", device_memory=None, store=False
     a, b, arcs = _wedges.neighbour_pairs(xp, src, dst, n)
     del src, dst
     _, closing, wedges = _wedges.count(xp, n, a, b, arcs, spare=run.spare, comm=run.comm,
-                                       kernels=run.backend.kernels)
+                                       kernels=run.backend.kernels, report=run.listened())
     d = (xp.bincount(a, minlength=n) + xp.bincount(b, minlength=n)).astype(np.float64)
     values = xp.where(d > 1, closing / xp.maximum(d * (d - 1), 1.0), 0.0)
     run.stats.update(arcs_processed=int(g.num_arcs), wedges=wedges)

@@ -1,20 +1,31 @@
-"""Louvain community detection (modularity as networkx defines it), in memory, NumPy and CuPy alike.
+"""Louvain community detection (modularity as networkx defines it), in memory.
 
-Each level sweeps over the vertices in ``BATCHES`` batches (vertex ids hashed, so neighbours
-mostly fall in different batches). In a batch every vertex finds the neighbouring community with
-the best modularity gain from the weights it has towards each (one sort of the batch's arcs by
+On the CPU (with numba) a level is the classic sequential local moving
+(:mod:`ooc_graph.kernels.cpu_louvain`): sweeps over the vertices in a fixed order (a seeded
+shuffle, else by id), each vertex moved at once to the neighbouring community of best gain, until
+a sweep moves none; the communities then become the vertices
+of the next level (their inner weight as self-loops), until a level improves modularity by no
+more than ``threshold`` (that level kept) — networkx's rule. On large levels a sweep visits only the vertices next
+to a move (``config.algorithms.louvain_prune_min_arcs``). R-MAT-20 took about a third of igraph's
+``community_multilevel`` time for the same modularity (``benchmarks/louvain.py``).
+
+On a GPU (and on the CPU without numba) the sweeps are array operations, NumPy and CuPy alike:
+each sweeps over the vertices in ``BATCHES`` batches (vertex ids hashed, so neighbours mostly fall
+in different batches). In a batch every vertex finds the neighbouring community with the best
+modularity gain from the weights it has towards each (one sort of the batch's arcs by
 ``(vertex, community)``), and those whose best gain beats staying move at once. Moving all
 vertices at once (one batch) lets neighbours swap back and forth and loses 10-100% of the
 modularity; with 16 batches the result is within 1% of networkx's sequential Louvain on average
-(worst seen: 4% below on 60 random graphs). The level ends when a sweep gains no more than
-``threshold``; the communities then become the vertices of the next level (intra-community weight
-as self-loops), until a level improves modularity by no more than ``threshold`` — networkx's rule.
+(worst seen: 4% below on 60 random graphs).
+
+Both report every sweep (sweeps so far, vertices moved) to whoever watches the call.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph import config
 from ooc_graph.errors import ParameterError
 from ooc_graph.registry import Option, algorithm
 
@@ -25,13 +36,13 @@ from ._result import LouvainResult
 __all__ = ["louvain"]
 # Working set: the arcs as int64 ids and float64 weights, keys, sort orders and gains.
 BYTES_PER_ARC, BYTES_PER_VERTEX = 160, 96
-MAX_SWEEPS = 200
+MAX_SWEEPS = 200  # per level (the compiled sweeps end before it: each of their moves gains)
 BATCHES = 16
 
 
 @algorithm(result=LouvainResult, distributes=False, options=[
     Option("--resolution", float, "above 1 favours smaller communities, below 1 larger ones", 1.0),
-    Option("--threshold", float, "a level must raise the modularity by more than this", 1e-7),
+    Option("--threshold", float, "stop after a level that raises the modularity by no more than this", 1e-7),
     Option("--max-level", int, "at most this many levels (default: until a level gains nothing)"),
     Option("--seed", int, "shuffle the vertex order, which decides ties (default: a fixed order)"),
     Option("--weight", bool, "use the store's edge weights (--no-weight: every edge counts 1)", True),
@@ -47,12 +58,15 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
     (``0..k−1``, numbered by their smallest member), ``modularity`` the final Q, ``levels`` the
     labels after each level (as networkx's ``louvain_partitions``).
 
-    ``resolution`` < 1 favours larger communities, > 1 smaller ones. ``threshold``: a level must
-    raise Q by more than this, else the previous level is the answer. ``max_level`` limits the
-    levels. ``seed`` shuffles the order in which vertices are numbered for the sweeps, which
-    decides ties (``None``: a fixed order, not random — results repeat). ``weight=False`` counts
-    every edge as 1; the store's weights otherwise (1 in an unweighted store). Repeated edges add
-    up their weights. A directed store is refused.
+    ``resolution`` (positive, finite) < 1 favours larger communities, > 1 smaller ones.
+    ``threshold`` (zero or more): the first level that raises Q by no more than this is the last
+    (networkx's rule). A level's sweeps go on until one moves no vertex (on a GPU, until one
+    gains no more than ``threshold``: vertices moved at once can trade places for ever). ``max_level`` limits the levels.
+    ``seed`` (an integer ``>= 0``) shuffles the order of the sweeps, which decides ties (``None``:
+    a fixed order, not random — results repeat; the CPU and a GPU find different partitions).
+    ``weight=False`` counts every edge as 1; the store's weights otherwise (1 in an unweighted
+    store), whose total must be a finite float64. Repeated edges add up their weights. A
+    directed store is refused. ``progress``, as for every algorithm, hears every sweep.
 
     Runs **in memory**: the arcs and their weights are read whole onto the device (about
     ``BYTES_PER_ARC`` bytes per stored arc); a graph that does not fit ``memory``
@@ -68,19 +82,116 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
     >>> r.labels.tolist(), round(r.modularity, 4)
     ([0, 0, 0, 1, 1, 1], 0.3571)
     """
-    resolution, threshold = check_real("louvain: resolution", resolution), check_real("louvain: threshold", threshold)
-    if not resolution > 0:
-        raise ParameterError(f"louvain: resolution must be positive (got {resolution!r})")
-    if max_level is not None and (isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer))
-                                  or max_level < 1):
-        raise ParameterError(f"louvain: max_level must be a positive integer or None (got {max_level!r})")
+    resolution, threshold, seed = _check(resolution, threshold, max_level, seed)
     run = InMemoryRun(G, "louvain", memory=memory, device=device, device_memory=device_memory,
                       per_arc=BYTES_PER_ARC, per_vertex=BYTES_PER_VERTEX)
     g, xp = run.graph, run.xp
     if g.directed:
         raise ParameterError(f"{g.path}: louvain needs an undirected graph (this store is directed; "
                              "convert with directed=False)")
-    n = g.num_vertices
+    fast = _compiled() if xp is np else None
+    levels, q, sweeps = (_levels_compiled if fast is not None else _levels_arrays)(
+        run, resolution, threshold, max_level, seed, weight)
+    if not levels:
+        levels = [xp.arange(g.num_vertices, dtype=np.int64)]
+    run.stats.update(arcs_processed=int(g.num_arcs) * max(sweeps, 1), sweeps=sweeps, levels=len(levels),
+                     modularity=float(q))  # kept with a stored result
+    params = {"resolution": resolution, "threshold": threshold, "max_level": max_level, "seed": seed,
+              "weight": bool(weight)}
+    result = run.finish(LouvainResult, params, max(len(levels), 1), True, store, labels=levels[-1])
+    result.modularity = float(q)
+    result.levels = [run.to_host(lab) for lab in levels]
+    return result
+
+
+def _check(resolution, threshold, max_level, seed):
+    """The keywords checked, before anything is read: ``(resolution, threshold, seed)``. Those that
+    would make the sweeps never end (a NaN or negative threshold, an infinite resolution) are
+    refused, as are seeds NumPy cannot take. NaN is no real number for either (check_real's rule); an
+    infinite threshold is networkx's "the first level only"."""
+    resolution = check_real("louvain: resolution", resolution, finite=False)
+    threshold = check_real("louvain: threshold", threshold, finite=False)
+    if not 0 < resolution < np.inf:
+        raise ParameterError(f"louvain: resolution must be positive and finite (got {resolution!r})")
+    if not threshold >= 0:
+        raise ParameterError(f"louvain: threshold must be zero or more (got {threshold!r})")
+    if max_level is not None and (isinstance(max_level, (bool, np.bool_)) or not isinstance(max_level, (int, np.integer))
+                                  or max_level < 1):
+        raise ParameterError(f"louvain: max_level must be a positive integer or None (got {max_level!r})")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise ParameterError(f"louvain: seed must be None or an integer >= 0 (got {seed!r})")
+    return resolution, threshold, None if seed is None else int(seed)
+
+
+def _check_total(g, m2) -> None:
+    if not np.isfinite(m2):
+        raise ParameterError(f"{g.path}: louvain needs edge weights whose total is a finite float64 "
+                             f"(it is {m2}); rescale them, or weight=False")
+
+
+def _compiled():
+    """The compiled Louvain kernels, or None where numba is absent or ``cpu.compiled`` is off."""
+    from ooc_graph.kernels import cpu
+    if cpu.compiled() is None:
+        return None
+    from ooc_graph.kernels import cpu_louvain
+    return cpu_louvain
+
+
+def _levels_compiled(run, gamma, threshold, max_level, seed, weight):
+    """The levels by the compiled sequential sweeps (CPU): ``(labels per level, Q, sweeps)``."""
+    k_ = _compiled()
+    n = run.graph.num_vertices
+    indptr, indices, w = run.csr(weights=True)
+    if not weight:
+        w = np.ones_like(w)
+    indptr, indices, w, loops, k = k_.drop_loops(np.asarray(indptr, np.int64), indices, w)
+    m2 = float(k.sum())
+    _check_total(run.graph, m2)
+    rng = None if seed is None else np.random.default_rng(seed)
+    cfg = config.get().algorithms
+    labels = np.arange(n, dtype=np.int64)
+    q = _q(loops, k, m2, gamma) if m2 > 0 else 0.0
+    levels, sweeps = [], 0
+    while m2 > 0 and (max_level is None or len(levels) < max_level):
+        size = len(k)
+        order = np.arange(size, dtype=np.int64) if rng is None else rng.permutation(size)
+        c, tot, active = np.arange(size, dtype=np.int64), k.copy(), np.ones(size, np.uint8)
+        acc, stamp, touched = np.zeros(size), np.full(size, -1, np.int64), np.empty(size, np.int64)
+        prune = len(indices) >= cfg.louvain_prune_min_arcs
+        for _ in range(MAX_SWEEPS):
+            moved, _ = k_.sweep(indptr, indices, w, k, order, c, tot, m2, gamma, acc, stamp, touched,
+                                active)
+            sweeps += 1
+            run.report(sweeps, int(moved))
+            if not moved:  # as networkx and igraph: every move gains, so this comes
+                break
+            if not prune:
+                active[:] = 1
+        count = k_.renumber(c)
+        if count == size:
+            break  # nothing moved: the last level stands
+        indptr, indices, w, loops = k_.aggregate(indptr, indices, w, loops, c, count)
+        k = np.bincount(c, weights=k, minlength=count)
+        q_new = _q(loops, k, m2, gamma)
+        q, gain = q_new, q_new - q
+        labels = c[labels]
+        levels.append(labels)
+        if gain <= threshold:
+            break  # networkx's rule: the level that gained too little is the last
+    return levels, q, sweeps
+
+
+def _q(loops, k, m2, gamma) -> float:
+    """Modularity of the partition of a graph into its vertices, from their self-loops (inner
+    weight) and weighted degrees."""
+    return float(2 * loops.sum() / m2 - gamma * np.dot(k / m2, k / m2))
+
+
+def _levels_arrays(run, resolution, threshold, max_level, seed, weight):
+    """The levels by batched array sweeps (NumPy or CuPy): ``(labels per level, Q, sweeps)``."""
+    xp, n = run.xp, run.graph.num_vertices
     src, dst, w = run.arcs(weights=True)
     if not weight:
         w = xp.ones_like(w)
@@ -93,31 +204,24 @@ def louvain(G, *, resolution: float = 1.0, threshold: float = 1e-7, max_level: i
     src, dst, w = src[~loop], dst[~loop], w[~loop]
     k = xp.bincount(src, weights=w, minlength=n) + 2 * loops
     m2 = float(k.sum())  # 2m; device -> host
+    _check_total(run.graph, m2)
     labels = xp.arange(n, dtype=np.int64)
     q = _modularity(xp, labels, src, dst, w, loops, k, m2, resolution) if m2 > 0 else 0.0
     levels, sweeps = [], 0
     while m2 > 0 and (max_level is None or len(levels) < max_level):
-        c, q_new, s = _move(xp, len(k), src, dst, w, loops, k, m2, resolution, threshold)
-        sweeps += s
-        if q_new - q <= threshold:
-            break
-        q = q_new
+        c, q_new, sweeps = _move(xp, len(k), src, dst, w, loops, k, m2, resolution, threshold, run, sweeps)
+        if not q_new > q:
+            break  # nothing moved, or moves at once that lost modularity: the last level stands
+        q, gain = q_new, q_new - q
         _, c = xp.unique(c, return_inverse=True)
         labels = c.ravel()[labels]
         levels.append(labels)
+        if gain <= threshold:
+            break  # networkx's rule: the level that gained too little is the last
         src, dst, w, loops, k = _aggregate(xp, c.ravel(), src, dst, w, loops, k)
     if order is not None:
         levels = [lab[order] for lab in levels]
-        labels = labels[order]
-    levels = [_by_smallest_member(xp, lab) for lab in levels] or [xp.arange(n, dtype=np.int64)]
-    run.stats.update(arcs_processed=int(g.num_arcs) * max(sweeps, 1), sweeps=sweeps, levels=len(levels),
-                     modularity=float(q))  # kept with a stored result
-    params = {"resolution": resolution, "threshold": threshold, "max_level": max_level, "seed": seed,
-              "weight": bool(weight)}
-    result = run.finish(LouvainResult, params, max(len(levels), 1), True, store, labels=levels[-1])
-    result.modularity = float(q)
-    result.levels = [run.to_host(lab) for lab in levels]
-    return result
+    return [_by_smallest_member(xp, lab) for lab in levels], q, sweeps
 
 
 def _modularity(xp, c, src, dst, w, loops, k, m2, gamma) -> float:
@@ -126,9 +230,9 @@ def _modularity(xp, c, src, dst, w, loops, k, m2, gamma) -> float:
     return inside / m2 - gamma * float((tot * tot).sum()) / (m2 * m2)
 
 
-def _move(xp, n, src, dst, w, loops, k, m2, gamma, threshold):
-    """One level of sweeps, each in ``BATCHES`` batches of vertices that move at once:
-    ``(communities, modularity, sweeps)``."""
+def _move(xp, n, src, dst, w, loops, k, m2, gamma, threshold, run, sweeps):
+    """One level of sweeps, each in ``BATCHES`` batches of vertices that move at once, reported
+    to ``run``: ``(communities, modularity, sweeps so far)``."""
     c = xp.arange(n, dtype=np.int64)
     batch = (xp.arange(n, dtype=np.int64) * 7919) % BATCHES  # spread neighbours over batches
     order = xp.argsort(batch[src])
@@ -136,7 +240,6 @@ def _move(xp, n, src, dst, w, loops, k, m2, gamma, threshold):
     bounds = _host(xp, xp.searchsorted(batch[src], xp.arange(BATCHES + 1)))
     tot = xp.bincount(c, weights=k, minlength=n)
     q = _modularity(xp, c, src, dst, w, loops, k, m2, gamma)
-    sweeps = 0
     for _ in range(MAX_SWEEPS):
         sweeps += 1
         moved = 0
@@ -150,6 +253,7 @@ def _move(xp, n, src, dst, w, loops, k, m2, gamma, threshold):
                 c[movers] = to_c
                 tot += xp.bincount(to_c, weights=k[movers], minlength=n)
         q_new = _modularity(xp, c, src, dst, w, loops, k, m2, gamma)
+        run.report(sweeps, moved)
         if not moved or q_new - q <= threshold:
             q = q_new
             break

@@ -46,6 +46,6 @@ def triangle_count(G, *, memory=None, device: str = "auto", device_memory=None,
     a, b, arcs = _wedges.neighbour_pairs(xp, src, dst, g.num_vertices)
     del src, dst
     counts, _, wedges = _wedges.count(xp, g.num_vertices, a, b, arcs, spare=run.spare, comm=run.comm,
-                                      kernels=run.backend.kernels)
+                                      kernels=run.backend.kernels, report=run.listened())
     run.stats.update(arcs_processed=int(g.num_arcs), wedges=wedges)
     return run.finish(TriangleCountResult, {}, 1, True, store, counts=counts)

@@ -24,7 +24,7 @@ OUT_FORMATS = (".npz", ".csv", ".parquet")
 
 def _build_opts(a) -> dict:
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
-                workers=a.workers, augment=a.augment, progress=not a.quiet, overwrite=a.overwrite,
+                workers=a.workers, augment=a.augment, progress=False if a.quiet else None, overwrite=a.overwrite,
                 device=a.device)
 
 
@@ -211,7 +211,7 @@ def demo(a) -> int:
     with tempfile.TemporaryDirectory(prefix="ooc-graph-demo-") as d:
         t = time.perf_counter()
         G = generate.rmat(os.path.join(d, "rmat.h5"), a.scale, a.edge_factor, seed=1, weighted=True,
-                          memory=a.memory, progress=not a.quiet)
+                          memory=a.memory, progress=False if a.quiet else None)
         print(f"generated {G!r} in {time.perf_counter() - t:.2f} s; device: {name}")
         src = int(np.argmax(G.out_degree))
         kw = dict(memory=a.memory, device=device, device_memory=a.device_memory, **where)

@@ -15,6 +15,7 @@ the same everywhere.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -22,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from ooc_graph import config
-from ooc_graph.errors import JobCancelled
+from ooc_graph.errors import ConvergenceError, JobCancelled
 from ooc_graph.store import Graph
 
 from .exchange import Comm, LocalComm
@@ -126,6 +127,9 @@ class Engine(Trees, Traversals, ChunkStream):
         agree on stopping here (a collective and its host wait); a stop request waits for the
         next report that does."""
         self.stats.convergence.append((iteration, measure))
+        if isinstance(measure, float) and not math.isfinite(measure):  # alike on every rank: all stop
+            raise ConvergenceError(f"{self.graph.path}: the iteration diverged: its change became {measure} at "
+                                   f"iteration {iteration} (the values are infinite or NaN)")
         if self.on_report is not None:
             self.on_report(iteration, measure)
         if not agree and self.comm.size > 1 and self._stop_agreed is None:

@@ -21,10 +21,12 @@ from ooc_graph import config
 from ooc_graph._memory import budget as parse_budget
 from ooc_graph._memory import human
 from ooc_graph.errors import DeviceError, ParameterError
+from ooc_graph.partitioning.chunks import chunk_intervals, cut
 from ooc_graph.store import Graph
 
 from .backend import get_backend
 from .cache import ResidentCache
+from .csrs import Csrs
 from .stats import Stats
 from .trace import PassTrace
 
@@ -47,7 +49,7 @@ class RawChunk:
         return self.src.nbytes + self.dst.nbytes + (0 if self.weight is None else self.weight.nbytes)
 
 
-class ChunkStream:
+class ChunkStream(Csrs):
     """Streams CEL arcs ``arc_range`` (default: all) of ``graph`` through a device backend.
 
     Parameters
@@ -77,44 +79,90 @@ class ChunkStream:
         self.profile = profile
         self.backend = get_backend(device, graph)
         self.memory = parse_budget(memory)
-        n = graph.num_vertices
         start, stop = (0, graph.num_arcs) if arc_range is None else (int(arc_range[0]), int(arc_range[1]))
         self.arc_range = (start, stop)
-        arcs = stop - start
-        state_bytes = state_arrays * 8 * n + n  # float64 arrays and the change flags
+        state_bytes = state_arrays * 8 * graph.num_vertices + graph.num_vertices  # float64 arrays, change flags
+        free_device = self._fit_device(state_bytes, device, device_memory)
+        chunk, free, cached_arc, flight_arc = self._size_chunks(state_bytes, free_device, stop - start)
+        self.chunk_arcs = chunk
+        self.bounds = cut(start, stop, chunk, graph.chunk_arcs)
+        self.cache = ResidentCache(free - chunk * flight_arc)
+        # What the chunks in flight take during a pass: idle during a whole traversal (no pass
+        # runs then), which may use it for its scratch (Traversals._scratch).
+        self.flight_bytes = chunk * flight_arc
+        # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
+        # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
+        # Where the device cache holds every chunk, a raw copy would only cost pinned allocations
+        # (cudaHostAlloc: ~0.34 s of a 1.7 s first call on R-MAT-24): reads then go through CuPy's
+        # pinned pool, whose few blocks are reused chunk after chunk.
+        holds_all = self.cache.budget >= (stop - start) * cached_arc and not graph.augmented
+        self.host_cache = None if free_device is None or holds_all else ResidentCache(self.memory)
+        self.stats = Stats()
+        offsets, bsrc, bdst = graph.blocks
+        self._block_offsets = np.asarray(offsets, np.int64)
+        self._block_src = np.asarray(bsrc, np.int64)
+        self._block_dst = np.asarray(bdst, np.int64)
+        self._k = len(graph.intervals) - 1
+        # Source intervals present in each chunk (selective scheduling), its first and last sub-graph.
+        self._chunk_src, self._chunk_dst = chunk_intervals(self._block_offsets, self._block_src, self._block_dst,
+                                                           self.bounds)
+        self._csr = {}
+        self._mapped_bytes = 0  # host bytes of the CSR sides read in place (zero-copy)
+        self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
+        self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
+        self._own_cut = None  # (that batch, its arcs from this rank's sources and the others)
+        self._stripe_cut = None  # (that batch, stripes, its arcs by destination stripe)
+        self._reader = None  # the thread that reads chunks ahead, made on first need
+        self._trace = None  # the current pass's PassTrace while profiling
+        self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
+        self.joined = 0  # chunks the last pass took in through ``live`` (see batches)
+        log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
+                  self.cache.budget)
+
+    def _fit_device(self, state_bytes: int, device: str, device_memory) -> int | None:
+        """The GPU's free bytes (None on the CPU), and ``self.device_memory``, its budget; with
+        ``device="auto"`` a vertex state larger than the budget runs on the CPU instead."""
+        free_device = self.backend.free_memory()
+        if free_device is None:
+            return None
+        self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
+        room = min(self.device_memory, free_device)
+        if state_bytes > room and device == "auto":
+            log.warning("%s: the vertex state (%s) does not fit the GPU budget (%s); running on the CPU",
+                        self.graph.path, human(state_bytes), human(room))
+            self.backend = get_backend("cpu")
+            return None
+        if state_bytes > room:
+            raise DeviceError(f"{self.graph.path}: the vertex state needs {human(state_bytes)} of device memory "
+                              f"but the budget is {human(room)}")
+        return free_device
+
+    def _size_chunks(self, state_bytes: int, free_device, arcs: int) -> tuple:
+        """``(chunk arcs, bytes for the chunks, bytes an arc takes cached, in flight)`` within the
+        budget (the device's on a GPU), refusing one that leaves room only for tiny chunks; on a
+        GPU also the room of a CSR on the device (``_csr_budget``) or of the offsets of one read in
+        place (``_offset_room``)."""
+        graph, cfg = self.graph, config.get().stream
         self._csr_budget = self.memory // 4
         self._offset_room = 0  # device bytes set aside for the offsets of CSRs read in place
-        free_device = self.backend.free_memory()
         # A chunk in flight (with its CEL augmentation, at most as large, on an augmented store):
         # the chunks in flight and one cached chunk must fit what is left; the rest caches chunks.
         in_flight = 2 if graph.augmented else 1
         grid = largest = graph.chunk_arcs  # the store's chunk; the largest the engine takes at a time
-        cfg = config.get().stream
         smallest = min(grid, max(1, -(-arcs // cfg.max_chunks_per_pass)))
-        if free_device is not None:
-            self.device_memory = parse_budget(device_memory) if device_memory is not None else int(0.8 * free_device)
-            room = min(self.device_memory, free_device)
-            if state_bytes > room and device == "auto":
-                log.warning("%s: the vertex state (%s) does not fit the GPU budget (%s); running on the CPU",
-                            graph.path, human(state_bytes), human(room))
-                self.backend, free_device = get_backend("cpu"), None
-            elif state_bytes > room:
-                raise DeviceError(f"{graph.path}: the vertex state needs {human(state_bytes)} of device memory "
-                                  f"but the budget is {human(room)}")
         # Bytes an arc takes in a cached chunk, and in the chunks in flight. A pass's consumer
         # still holds the last batch while the next is made, so two are in flight: on the CPU two
         # prepared chunks, the raw one being prepared and the raw ones read ahead (``stream.prefetch``);
         # on a GPU two decoded chunks (int32 ids, weights) and the raw copy in every slot of the
         # copy ring (``STAGING_SLOTS``: copies run ahead).
         raw = graph.cel_nbytes_per_arc()
-        wbytes = np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0
         if free_device is None:
             cached_arc = PREPARED_BYTES_PER_ARC + raw
             flight_arc = in_flight * (PREPARED_BYTES_PER_ARC + cached_arc) + cfg.prefetch * raw
             free = self.memory - state_bytes
             self._refuse_small("memory", self.memory, state_bytes + smallest * (cached_arc + flight_arc), smallest)
         else:
-            cached_arc = 8 + wbytes
+            cached_arc = 8 + (np.dtype(graph.attrs["weight_dtype"]).itemsize if graph.weighted else 0)
             flight_arc = (in_flight + 1) * cached_arc + getattr(self.backend.kernels, "STAGING_SLOTS", 1) * raw
             scratch = min(cfg.device_scratch_bytes, self.device_memory // 1024)
             spare = self.device_memory - state_bytes - scratch
@@ -129,7 +177,7 @@ class ChunkStream:
             self._csr_budget = room if self._csr_nbytes() <= room else 0
             # A CSR read in place from host memory (zero-copy) keeps its offsets on the device: their
             # room is set aside here where the CSR cannot be held, if the chunks can spare it.
-            offsets = 8 * (n + 1) * (2 if graph.directed else 1)
+            offsets = 8 * (graph.num_vertices + 1) * (2 if graph.directed else 1)
             if not self._csr_budget and self._zero_copy() and \
                     spare - offsets >= smallest * (cached_arc + flight_arc):
                 self._offset_room = offsets
@@ -137,43 +185,7 @@ class ChunkStream:
         chunk = max(smallest, min(largest, free // (cached_arc + flight_arc)))
         if chunk > grid:  # whole store chunks
             chunk -= chunk % grid
-        self.chunk_arcs = chunk
-        self.bounds = _cut(start, stop, chunk, grid)
-        self.cache = ResidentCache(free - chunk * flight_arc)
-        # What the chunks in flight take during a pass: idle during a whole traversal (no pass
-        # runs then), which may use it for its scratch (Traversals._scratch).
-        self.flight_bytes = chunk * flight_arc
-        # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
-        # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
-        # Where the device cache holds every chunk, a raw copy would only cost pinned allocations
-        # (cudaHostAlloc: ~0.34 s of a 1.7 s first call on R-MAT-24): reads then go through CuPy's
-        # pinned pool, whose few blocks are reused chunk after chunk.
-        holds_all = self.cache.budget >= arcs * cached_arc and not graph.augmented
-        self.host_cache = None if free_device is None or holds_all else ResidentCache(self.memory)
-        self.stats = Stats()
-        offsets, bsrc, bdst = graph.blocks
-        self._block_offsets = np.asarray(offsets, np.int64)
-        self._block_src = np.asarray(bsrc, np.int64)
-        self._block_dst = np.asarray(bdst, np.int64)
-        self._k = len(graph.intervals) - 1
-        # Source intervals present in each chunk, for selective scheduling.
-        first = np.searchsorted(self._block_offsets, [a for a, _ in self.bounds], side="right") - 1
-        last = np.searchsorted(self._block_offsets, [b for _, b in self.bounds], side="left")
-        self._chunk_src = [np.unique(self._block_src[f:e]) for f, e in zip(first, last)]
-        # First and last sub-graph (destination interval) of each chunk.
-        self._chunk_dst = [(int(self._block_dst[f]), int(self._block_dst[e - 1])) for f, e in zip(first, last)]
-        self._csr = {}
-        self._mapped_bytes = 0  # host bytes of the CSR sides read in place (zero-copy)
-        self._vertex = {}  # per-vertex arrays of the store kept on the backend's device between calls
-        self._whole = None  # the whole graph in one source-blocked batch (GPU), False if unavailable
-        self._own_cut = None  # (that batch, its arcs from this rank's sources and the others)
-        self._stripe_cut = None  # (that batch, stripes, its arcs by destination stripe)
-        self._reader = None  # the thread that reads chunks ahead, made on first need
-        self._trace = None  # the current pass's PassTrace while profiling
-        self._compute_start = {}  # chunk -> marker where its (fresh) preparation began, while profiling
-        self.joined = 0  # chunks the last pass took in through ``live`` (see batches)
-        log.debug("engine: %d chunks of <= %d arcs, cache budget %d bytes", len(self.bounds), chunk,
-                  self.cache.budget)
+        return chunk, free, cached_arc, flight_arc
 
     def _refuse_small(self, name: str, given: int, needed: int, smallest: int) -> None:
         if given < needed:
@@ -400,105 +412,6 @@ class ChunkStream:
         """Wait for the device (only where per-pass timing asks for it: profiling)."""
         if self.profile and self.backend.xp is not np:
             self.backend.xp.cuda.get_current_stream().synchronize()
-
-    def _csr_nbytes(self, weights: bool = True) -> int:
-        """Device bytes of one side of the whole graph's CSR (offsets, ids, float64 weights unless
-        ``weights`` is false)."""
-        g = self.graph
-        return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted and weights else 0))
-
-    def csr(self, side: str, weights: bool = True):
-        """The ``side`` CSR ``(indptr, indices, weights, bytes)`` on the backend's device, or in
-        page-locked host memory that the device reads in place where it does not fit the device
-        budget (:meth:`_mapped_csr`); ``None`` where neither is possible. ``weights=False`` (on the
-        CPU; a GPU always takes them): the caller does not read the weights, which are then not
-        read from the store nor counted against the budget (``weights`` may be None on a weighted
-        graph); they are added when a later call asks for them and they fit."""
-        cpu = self.backend.xp is np
-        weights = (weights or not cpu) and self.graph.weighted  # whether weights are needed (and exist)
-        held = self._csr.get(side)
-        if held is not None and (held[2] is not None or not weights):
-            return held
-        if held is None and side in self._csr:  # did not fit, weights and all
-            return None if weights or not cpu else self._csr_without_weights(side)
-        g = self.graph
-        others = sum(c[3] for k, c in self._csr.items() if c and k != side)
-        if held is not None:  # held without its weights: add them where they fit
-            if self._csr_nbytes() > self._csr_budget - others:
-                return None
-            w = g.csr(side, parts=("weights",))[2]
-            self.stats.bytes_read += w.nbytes
-            self._csr[side] = held = (held[0], held[1], w.astype(np.float64, copy=False), self._csr_nbytes())
-            return held
-        if not weights and cpu and g.weighted:
-            return self._csr_without_weights(side)
-        if self._csr_nbytes() > self._csr_budget - others:
-            self._csr[side] = self._mapped_csr(side)
-        else:
-            indptr, indices, w = g.csr(side)
-            self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
-            if cpu and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
-                # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
-                indptr = indptr.astype(np.int32)
-            up = self.backend.to_device
-            self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
-                               self._csr_nbytes())
-        return self._csr[side]
-
-    def _csr_without_weights(self, side: str):
-        """The ``side`` CSR's offsets and ids in host memory (CPU), its weights left in the store;
-        None where they do not fit the CSR budget either."""
-        others = sum(c[3] for k, c in self._csr.items() if c and k != side)
-        if self._csr_nbytes(weights=False) > self._csr_budget - others:
-            return None
-        indptr, indices, _ = self.graph.csr(side, parts=("indptr", "indices"))
-        self.stats.bytes_read += indptr.nbytes + indices.nbytes
-        if indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
-            indptr = indptr.astype(np.int32)
-        self._csr[side] = held = (indptr, indices, None, self._csr_nbytes(weights=False))
-        return held
-
-    def _mapped_csr(self, side: str):
-        """The ``side`` CSR for zero-copy reads (config ``gpu.zero_copy``; EMOGI): ids and weights
-        (as stored) in page-locked host memory, counted against half of ``memory`` and taken from
-        the host chunk cache; the offsets on the device, their room taken from the device chunk
-        cache (chunks cached there are dropped for it). ``(indptr, indices, weights, 0)``, or None
-        where the backend cannot read host memory or the budgets do not allow it."""
-        g = self.graph
-        offsets = 8 * (g.num_vertices + 1)
-        held = sum(1 for c in self._csr.values() if c is not None and not c[3])
-        if not self._offset_room or (held + 1) * offsets > self._offset_room:
-            return None
-        wbytes = np.dtype(g.attrs["weight_dtype"]).itemsize if g.weighted else 0
-        host = g.num_arcs * (g.id_dtype.itemsize + wbytes)
-        if host + self._mapped_bytes > self.memory // 2:
-            return None
-        if self.host_cache is not None and not self.host_cache.make_room(host):
-            return None
-        indptr, indices, w = g.csr(side)
-        self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
-        self._mapped_bytes += host
-        log.info("%s: the %s-CSR (%s) is read in place from page-locked host memory", g.path, side, human(host))
-        mapped = self.backend.kernels.mapped
-        return self.backend.to_device(indptr), mapped(indices), None if w is None else mapped(w), 0
-
-    def _zero_copy(self) -> bool:
-        """Whether CSRs too large for the device may be read in place from host memory."""
-        return (hasattr(self.backend.kernels, "mapped") and config.get().gpu.zero_copy
-                and self.graph.num_vertices < 2**31 and self.graph.num_arcs > 0)
-
-
-def _cut(start: int, stop: int, chunk: int, grid: int) -> list:
-    """Chunks of at most ``chunk`` arcs covering [start, stop); when ``chunk`` is a multiple of
-    the store's chunk length ``grid``, cut on its grid, so that each chunk is whole HDF5 chunks
-    (a worker's range may start and end mid-chunk)."""
-    if start >= stop:
-        return []
-    if chunk % grid == 0 and start % grid:
-        cuts = [start] + list(range((start // grid + 1) * grid, stop, chunk))
-    else:
-        cuts = list(range(start, stop, chunk))
-    return [(a, min(b, stop)) for a, b in zip(cuts, cuts[1:] + [stop])]
 
 
 def _round_up(nbytes: int) -> str:

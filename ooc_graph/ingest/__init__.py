@@ -76,7 +76,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
             weighted: bool | None = None, drop_self_loops: bool = False, dedupe: bool = True,
             relabel: bool | None = None, num_vertices: int | None = None, memory=None,
             interval_size: int | None = None, chunk_arcs: int | None = None,
-            weight_dtype: str = "float32", delimiter: str | None = None, progress: bool = True,
+            weight_dtype: str = "float32", delimiter: str | None = None, progress: bool | None = None,
             workers: int | None = None, augment: bool = False, overwrite: bool = False, device: str = "auto",
             string_ids: bool | None = None, header: bool | None = None):
     """Convert an edge file or an in-memory graph into a graph store and open it.
@@ -117,6 +117,9 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         turn into infinity (above ~3.4e38) or into 0 (below ~1.4e-45, not zero) is an
         :class:`~ooc_graph.errors.InputError` naming the file, line and value; pass
         ``weight_dtype="float64"`` to keep such weights.
+    progress : bool, optional
+        Bars for reading, partitioning and sorting (``tqdm.auto``: a widget in Jupyter): ``None``
+        where stderr is a terminal, ``True`` wherever it runs (a notebook, a log), ``False`` never.
     workers : int, optional
         Threads sorting buckets and counting degrees at once (default: the cores, at most 16);
         they share ``memory``.
@@ -159,7 +162,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     in_memory = isinstance(out, str) and out == MEMORY
     GraphBuilder.check_options(memory=memory, num_vertices=num_vertices, weight_dtype=weight_dtype,
                                chunk_arcs=chunk_arcs, workers=workers, device=device, interval_size=interval_size)
-    check_flags(optional=("directed", "weighted", "relabel", "string_ids", "header"), directed=directed,
+    check_flags(optional=("directed", "weighted", "relabel", "string_ids", "header", "progress"), directed=directed,
                 weighted=weighted, relabel=relabel, string_ids=string_ids, header=header,
                 drop_self_loops=drop_self_loops, dedupe=dedupe, augment=augment, progress=progress)
     if delimiter is not None and (not isinstance(delimiter, str) or not delimiter):
@@ -207,7 +210,7 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
                       workers=workers, augment=augment, overwrite=overwrite, device=device,
                       string_labels=src.string_labels) as builder:
         builder._t0 = started  # the build's seconds include reading the first chunk
-        bar = progress_bar(total=src.size, unit=src.unit, desc="reading", disable=not progress)
+        bar = progress_bar(total=src.size, unit=src.unit, desc="reading", progress=progress)
         done = 0
         for s, d, w, locate in itertools.chain([first] if first is not None else [], chunks):
             builder.add(s, d, w if weighted else None, locate=locate)

@@ -20,11 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from ooc_graph import config
-from ooc_graph._memory import budget, release_free_memory
-from ooc_graph._parallel import ordered_map, workers as num_workers
+from ooc_graph._memory import budget
+from ooc_graph._parallel import workers as num_workers
 from ooc_graph._progress import progress_bar
 from ooc_graph.errors import InputError, ParameterError
-from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
 from ooc_graph.store import temporary
 from ooc_graph.store.memory import MemoryFile
@@ -32,8 +31,8 @@ from ooc_graph.store.writer import AtomicFile
 
 from . import buckets as B
 from . import footprint as M
-from .degrees import Degrees
 from .output import check_output, write_failure
+from .passes import Passes
 from .scratch import Spill, TermGuard, make_scratch
 from .sorting import check_device
 from .stages import Stages
@@ -47,7 +46,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 WEIGHT_DTYPES = ("float32", "float64")
 
 
-class GraphBuilder(StoreWriting):
+class GraphBuilder(Passes, StoreWriting):
     """Streaming construction of a graph store. Use as a context manager or call :meth:`finish`.
 
     Parameters mirror :func:`ooc_graph.convert`; ``labels`` (sorted unique original ids) fixes the
@@ -66,7 +65,7 @@ class GraphBuilder(StoreWriting):
                  labels: np.ndarray | None = None, relabel: bool | None = None,
                  drop_self_loops: bool = False, dedupe: bool = True, memory=None,
                  interval_size: int | None = None, chunk_arcs: int | None = None,
-                 weight_dtype: str = "float32", source: str = "", progress: bool = True, workers=None,
+                 weight_dtype: str = "float32", source: str = "", progress: bool | None = None, workers=None,
                  augment: bool = False, overwrite: bool = False, device: str = "auto", string_labels=None):
         self.string_labels = None
         if string_labels is not None:  # edges come as positions in the list: ids 0..n-1, kept
@@ -373,104 +372,19 @@ class GraphBuilder(StoreWriting):
             n, labels = self._settle_ids()
         M.check_vertices(n, self.memory)
         self._label_map = labels
-        data = M.data_bytes(self.memory) - M.BYTES_PER_VERTEX * n
-        narrow = n <= _INT32_MAX + 1
-        sdt = np.dtype(np.int32 if narrow else np.int64)
-        self._lut, self._lut_base = self._lookup_table(labels, sdt, data // 4)
-        data -= 0 if self._lut is None else self._lut.nbytes
-        total_in = self._spill.count * (1 if self.directed else 2)
-        # Buckets stay in memory too where they and the input take at most half of it.
-        held = self._spill.nbytes if self._spill.in_memory else 0
-        per_item = 2 * sdt.itemsize + (self.weight_dtype.itemsize if self.weighted else 0)
-        bucket_bytes = per_item * total_in * (2 if self.directed else 1)
-        in_memory = bool(held) and held + bucket_bytes <= data // 2
-        if not in_memory:
-            self._spill.to_disk()
-            held = bucket_bytes = 0
-        # Symmetrising doubles a spill chunk on its way to the buckets.
-        read_step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC // (1 if self.directed else 2))
-        bounds = interval_bounds(n, self.interval_size)
-        size = int(bounds[1] - bounds[0]) if n else int(self.interval_size or 1)
-        k = len(bounds) - 1
-        ldt, gdt = local_id_dtype(bounds), global_id_dtype(n)
-        wdt = self.weight_dtype
-        bar = progress_bar(total=2 * total_in, unit="arc", desc="partitioning", disable=not self.progress)
-
-        # Pass 1: degrees (before deduplication) decide the buckets. A chunk takes far less here
-        # than on its way to the buckets (ids mapped, the counting threads' buffer: degrees.py).
-        t = time.perf_counter()
-        compiled = Degrees.compiled_for(total_in, self.memory)  # the degree pass's rule, and the scatter's
-        degrees = Degrees(n, directed=self.directed, drop_loops=self.drop_self_loops, workers=self.workers,
-                          compiled=compiled)
-        step = max(1024, (data - held - bucket_bytes) // M.PASS_BYTES_PER_ARC)
-        fast = B.compiled_kernels() if compiled else None
-        for src, dst, _ in self._spill.read(step, wide=self._label_map is not None and self._lut is None):
-            src, dst = self._map_ids(src, dst, sdt, fast)
-            degrees.add(src, dst)
-            bar.update(len(src) * (1 if self.directed else 2))
-            del src, dst, _
-        in_counts, out_counts = degrees.result()
-        del degrees
-        weights = [wdt.itemsize] if self.weighted else []
-        writes = M.write_buffers(self.chunk_arcs, total_in, [ldt.itemsize] + weights, [gdt.itemsize] + weights,
-                                 F.HDF5_CHUNK_ELEMENTS)
-        limit = self._limit = self._plan(data - writes - bucket_bytes, n,
-                                         [in_counts, out_counts] if self.directed else [in_counts], writes)
-        in_edges = B.bucket_bounds(in_counts, bounds, limit)
-        out_edges = B.bucket_bounds(out_counts, bounds, limit) if self.directed else None
-        del in_counts, out_counts
-        self.stages.add("degrees", time.perf_counter() - t)
-
-        # Pass 2: scatter arcs into bucket spills.
-        t = time.perf_counter()
-        in_buckets = [Spill(self._scratch, f"in{b}", self.weighted, narrow, wdt, in_memory=in_memory)
-                      for b in range(len(in_edges) - 1)]
-        out_buckets = ([Spill(self._scratch, f"out{b}", self.weighted, narrow, wdt, in_memory=in_memory)
-                        for b in range(len(out_edges) - 1)] if self.directed else [])
-        self.stages.add("in_memory", float(in_memory))
-        threads = B.scatter_threads(compiled, self.workers)
-
-        def mapped(chunk):  # on a worker thread: the chunk as internal arcs
-            return self._map(*chunk, sdt)
-
-        def partition(src, dst, w):  # the arcs by bucket, on each side
-            return [B.partition(in_edges, dst, src, dst, w, threads=threads)] + (
-                [B.partition(out_edges, src, src, dst, w, threads=threads)] if self.directed else [])
-
-        # Chunks alive at once: one per worker, the results waiting in order, the one being read.
-        # With NumPy a chunk is split on its worker; the compiled kernel splits it here, on numba's
-        # threads (one call at a time: not every threading layer of numba takes concurrent calls).
-        wide = self._label_map is not None and self._lut is None
-        chunks = self._spill.read(max(1024, read_step // (self.workers + 2)), wide=wide)
-        results = (ordered_map(lambda chunk: partition(*mapped(chunk)), chunks, self.workers) if threads is None
-                   else ordered_map(mapped, chunks, self.workers))
-        # Several buckets: the parts are new arrays, each bucket keeping its own without a copy (the
-        # kernel's parts of a chunk are views of arrays they cover whole, freed once the side's last
-        # bucket is loaded: the sort's budget counts the buckets in full, bucket_bytes, till then).
-        owned = [len(in_edges) > 2] + ([len(out_edges) > 2] if self.directed else [])
-        for item in results:  # appended in input order
-            sides = item if threads is None else partition(*item)
-            del item
-            for buckets, parts, own in zip((in_buckets, out_buckets), sides, owned):
-                for i, s, d, x in parts:
-                    buckets[i].append(s, d, x, owned=own)
-            bar.update(sum(len(s) for _, s, _, _ in sides[0]))
-            del sides
-        bar.close()
-        self._spill.remove()  # everything is in the buckets now
-        release_free_memory()
-        self.stages.add("scatter", time.perf_counter() - t)
-
+        lay = self._layout(n, labels)
+        bar = progress_bar(total=2 * lay.total_in, unit="arc", desc="partitioning", progress=self.progress)
+        with bar:
+            in_edges, out_edges = self._degree_pass(lay, bar)
+            buckets = self._scatter_pass(lay, in_edges, out_edges, bar)
         if self.path is None:
             self.memory_file = MemoryFile()
-            self._write(self.memory_file, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
-                        out_buckets, out_edges)
+            self._write(self.memory_file, lay, buckets)
             return None
         out = AtomicFile(self.path)
         try:
             with out.create() as h5:
-                stats = self._write(h5, n, labels, bounds, size, k, ldt, gdt, in_buckets, in_edges,
-                                    out_buckets, out_edges)
+                stats = self._write(h5, lay, buckets)
             check_output(self.path, overwrite=self.overwrite)  # nothing appeared there meanwhile
             out.commit()
         except BaseException:
@@ -481,16 +395,6 @@ class GraphBuilder(StoreWriting):
         log.info("wrote %s: %d vertices, %d arcs in %.1f s (%.3g input edges/s)", self.path, n,
                  stats["num_arcs"], seconds, self._spill.count / max(seconds, 1e-9))
         return self.path
-
-    def _plan(self, data: int, n: int, counts: list, writes: int) -> int:
-        """Arcs per bucket (and ``self._sorters``) within what the per-vertex arrays and HDF5's
-        write buffers (``writes``) leave."""
-        per_arc = B.bytes_per_arc(weighted=self.weighted, augment=self.augment, wide=n > _INT32_MAX,
-                                  weight_size=self.weight_dtype.itemsize)
-        largest, vertex = max((int(c.max()), int(c.argmax())) if c.size else (0, 0) for c in counts)
-        M.check_fullest(self.memory, data, n, writes, vertex, largest, per_arc)
-        limit, self._sorters = B.plan(data, largest, int(counts[0].sum()), per_arc, self.workers)
-        return limit
 
 
 def _not_int(value, least: int) -> bool:

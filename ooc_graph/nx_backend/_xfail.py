@@ -4,8 +4,8 @@ with its reason (``docs/networkx-backend.md`` lists them)."""
 from __future__ import annotations
 
 _LOUVAIN = ("compares with the exact partition networkx's sequential Louvain finds for one seed; ooc_graph "
-            "moves vertices in batches and finds another partition (its modularity is checked in "
-            "tests/test_louvain.py)")
+            "visits the vertices in another order (on a GPU, moves them in batches) and finds another "
+            "partition (its modularity is checked in tests/test_louvain.py)")
 KNOWN_FAILURES: dict = {
     # (module path tail, test name or "Class::test") -> reason
     ("community/tests/test_louvain.py", "test_karate_club_partition"): _LOUVAIN,

@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 import ooc_graph
+from ooc_graph import registry
 from ooc_graph.algorithms import UNREACHABLE
 
 from .graph import StoreGraph
@@ -80,6 +81,8 @@ def _call_vertex(target, arguments):
         arguments["nstart"] = np.array([float(arguments["nstart"].get(v, 0)) for v in G.nodes])
     if hasattr(arguments.get("seed"), "randrange"):
         arguments["seed"] = arguments["seed"].randrange(2**32)
+    if "raise_on_nonconvergence" in registry.get(algorithm).parameters:  # raised as networkx does, below
+        arguments["raise_on_nonconvergence"] = False
     r = getattr(ooc_graph, algorithm)(G.store(arguments.get("weight", weight)), **arguments, **_options())
     if not r.converged:
         raise _nx().PowerIterationFailedConvergence(max_iter)
@@ -97,7 +100,8 @@ def _options() -> dict:
     import networkx as nx
     cfg = getattr(nx.config.backends, "ooc_graph", None)
     get = (lambda k, d: getattr(cfg, k, d)) if cfg is not None else (lambda k, d: d)
-    return {"device": get("device", "auto"), "memory": get("memory", None), "device_memory": get("device_memory", None)}
+    return {"device": get("device", "auto"), "memory": get("memory", None), "device_memory": get("device_memory", None),
+            "progress": get("progress", False)}
 
 
 def _nx():
@@ -168,7 +172,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     # networkx stops when the L1 change falls below n * tol
     weighted = weight if G.weight_array(weight)[0] is not None else None
     r = ooc_graph.pagerank(G.store(weighted), alpha=alpha, tol=n * tol, max_iter=max_iter, personalization=p,
-                           weight=weighted, **_options())
+                           weight=weighted, raise_on_nonconvergence=False, **_options())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return _by_node(G, r.values)
@@ -411,12 +415,27 @@ def average_clustering(G, nodes=None, weight=None, count_zeros=True):
 def _louvain_can_run(arguments):
     if arguments["G"].is_directed():
         return "directed modularity is not supported (ooc_graph.louvain takes undirected graphs)"
-    return _nonnegative(arguments)
+    resolution = arguments.get("resolution", 1)
+    if isinstance(resolution, (int, float)) and not resolution > 0:
+        return "a resolution of zero or less is not supported (ooc_graph.louvain takes a positive one)"
+    reason = _nonnegative(arguments)
+    if reason is True:
+        with np.errstate(over="ignore"):  # the total is looked at, not warned about
+            total = _edge_values(arguments["G"], arguments.get("weight", "weight")).sum()
+        if not np.isfinite(total):
+            return "edge weights whose total passes the float range are not supported"
+    return reason
 
 
 def _louvain(G, weight, resolution, threshold, max_level, seed):
+    """ooc_graph.louvain for networkx's arguments, or None where networkx's answer is every node
+    alone (an infinite resolution: no move gains)."""
     if seed is not None and hasattr(seed, "randrange"):  # networkx hands a random.Random
         seed = seed.randrange(2**32)
+    if resolution == np.inf:
+        return None
+    if not threshold >= 0:  # NaN or negative: networkx's levels go on while vertices move, as with 0
+        threshold = 0.0
     return ooc_graph.louvain(G.store(weight), resolution=resolution, threshold=threshold, max_level=max_level,
                              seed=seed, weight=weight is not None, **_options())
 
@@ -431,7 +450,8 @@ def louvain_communities(G, weight="weight", resolution=1, threshold=1e-07, max_l
         raise ValueError("max_level argument must be a positive integer or None")
     if not len(G):
         return []
-    return _partition(G, _louvain(G, weight, resolution, threshold, max_level, seed).labels)
+    r = _louvain(G, weight, resolution, threshold, max_level, seed)
+    return [{v} for v in G.nodes] if r is None else _partition(G, r.labels)
 
 
 @networkx_function(_louvain_can_run)
@@ -439,6 +459,8 @@ def louvain_partitions(G, weight="weight", resolution=1, threshold=1e-07, seed=N
     if not len(G):
         return iter([])
     r = _louvain(G, weight, resolution, threshold, None, seed)
+    if r is None:
+        return iter([[{v} for v in G.nodes]])
     return (_partition(G, labels) for labels in r.levels)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ooc_graph import config, registry
 from ooc_graph.engine.stats import Stats
-from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError
+from ooc_graph.errors import JobCancelled, JobError, OocGraphError, ParameterError, check_converged
 from ooc_graph.store import as_graph
 
 from . import cluster as _cluster
@@ -408,9 +408,10 @@ def _combine(parts: list, seconds: float, graph, spec):
     return result
 
 
-def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, workers=None):
+def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, workers=None, on_report=None):
     """An algorithm call with ``gpus=``, ``client=`` or ``workers=``: the same call as a job on a
-    cluster (made on first use and kept), waited for; the result saved by this process."""
+    cluster (made on first use and kept), waited for; the result saved by this process.
+    ``on_report(iteration, measure)`` hears rank 0's progress while it runs (polled)."""
     given = [name for name, v in (("gpus", gpus), ("client", client), ("workers", workers)) if v is not None]
     if len(given) > 1:
         raise ParameterError(f"give one of gpus=, client= or workers= (got {', '.join(given)})")
@@ -432,7 +433,31 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
     t0 = time.perf_counter()
     job = submit(client, algorithm, graph, workers=picked, device=device, **kwargs)
     job.t0 = t0
+    if on_report is not None:
+        follow(job, on_report)
     result = job.result()
+    if kwargs.get("raise_on_nonconvergence", "raise_on_nonconvergence" in registry.get(algorithm).parameters):
+        check_converged(result)
     if store:
         result.save(store if isinstance(store, str) else None)
     return result
+
+
+# Seconds between two looks at a running job's progress (follow).
+PROGRESS_POLL_SECONDS = 0.5
+
+
+def follow(job: Job, on_report) -> None:
+    """Call ``on_report(iteration, measure)`` with rank 0's latest report, each new one once,
+    until ``job`` is no longer pending or running; Ctrl-C cancels it."""
+    last = None
+    try:
+        while job.status() in ("pending", "running", "unresponsive"):
+            record = job.progress()
+            if record and record.get("iteration") and record["iteration"] != last:
+                last = record["iteration"]
+                on_report(last, record.get("measure"))
+            time.sleep(PROGRESS_POLL_SECONDS)
+    except KeyboardInterrupt:
+        job.cancel()
+        raise

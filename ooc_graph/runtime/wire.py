@@ -195,7 +195,6 @@ def _encode(obj):
         return bytes(obj)
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
-    from ooc_graph.algorithms._result import Result
     from ooc_graph.store.results import SavedResult
 
     from .segments import SharedArray
@@ -203,7 +202,7 @@ def _encode(obj):
         return msgpack.ExtType(_SHARED, dumps([obj.path, obj.dtype, list(obj.shape)]))
     if isinstance(obj, SavedResult):
         return msgpack.ExtType(_SAVED, dumps([obj.name, str(obj.path), obj.in_store, obj.reason]))
-    if isinstance(obj, Result) and _result_class(_name(type(obj))) is type(obj):
+    if _result_class(_name(type(obj))) is type(obj):
         return msgpack.ExtType(_RESULT, dumps([_name(type(obj)), dict(vars(obj))]))
     raise TypeError(f"{type(obj).__name__} is not plain data")
 
@@ -239,14 +238,10 @@ def _name(cls) -> str:
 
 
 def _result_class(name: str):
-    """The result class (a dataclass deriving from ``Result``, already imported here) so named."""
-    from ooc_graph.algorithms._result import Result
-    seen, todo = {}, [Result]
-    while todo:
-        cls = todo.pop()
-        seen[_name(cls)] = cls
-        todo.extend(cls.__subclasses__())
-    cls = seen.get(name)
+    """The result class (a dataclass) of a registered algorithm so named, or None: the registry
+    lists them, so the runtime knows no algorithm module."""
+    from ooc_graph import registry
+    cls = {_name(entry.result): entry.result for entry in registry.algorithms().values()}.get(name)
     return cls if cls is not None and dataclasses.is_dataclass(cls) else None
 
 

@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 from ooc_graph import config, registry
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled
+from ooc_graph.partitioning.plan import plan
 
 from . import launch as _launch
 from . import mesh as _mesh
@@ -33,7 +34,6 @@ from . import reply as _reply
 from . import segments as _segments
 from . import wire
 from .segments import SHARED_DIR
-from .partition import plan
 
 log = logging.getLogger("ooc_graph.runtime")
 # Rank 0 refreshes the job's progress record at most this often.

@@ -1,4 +1,5 @@
-"""Which worker owns which sub-graphs: contiguous runs of destination intervals, balanced by arcs.
+"""The worker partition plan: which worker owns which sub-graphs, contiguous runs of destination
+intervals balanced by arcs.
 
 Sub-graphs are consecutive in the CEL, so a worker's share is one range of CEL arcs and one range
 of vertices (the destinations it alone writes). Every worker computes the same plan from the store.
