@@ -270,3 +270,25 @@ def test_pagerank_step_the_same_on_any_threads():
     new = 0.85 * (y + 0.1 / n) + 0.15 / n
     np.testing.assert_allclose(results[0][1], new, rtol=1e-15)
     np.testing.assert_allclose(results[0][0], (np.abs(new - x0).sum(), new[inv == 0].sum()), rtol=1e-12)
+
+
+# -- through the engine -------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_whole_calls_on_threads_equal_the_reference(tmp_path, threads, seed):
+    """bfs, sssp, wcc and pagerank with every whole kernel on numba's threads: the NumPy reference's
+    answers (integers bit for bit, PageRank within rounding) and scipy's."""
+    import ooc_graph
+    from test_cpu_kernels import _check_scipy, _run, _same
+    rng = np.random.default_rng(40 + seed)
+    n = int(rng.integers(200, 1500))
+    src, dst, w = random_edges(rng, n=n, m=8 * n, weighted=seed != 1)
+    G = ooc_graph.convert((src, dst) if w is None else (src, dst, w + 0.125 * (seed == 2)), tmp_path / "g.h5",
+                          directed=seed != 0, num_vertices=n, progress=False)
+    source = int(src[0])
+    fast = _run(G, source, compiled=True)
+    with config.set(cpu={"whole_parallel_min_arcs": 2**62}):
+        ref = _run(G, source, compiled=False)
+    _same(fast, ref)
+    _check_scipy(G, source, fast)
+    assert fast["wcc"].stats["traversals"] == 1 and fast["bfs"].stats["traversals"] == 1
+    G.close()
