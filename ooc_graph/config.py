@@ -206,6 +206,11 @@ class CPU(_Section):
     # Afforest (whole components over a CSR in memory): out-arcs a vertex links before the
     # largest component is sampled (GAP's neighbor_rounds).
     afforest_rounds: int = 2
+    # PageRank's pull over the whole in-CSR, one call per pass (kernels.cpu.pull_rows), in place of
+    # the cached chunks where the in-CSR fits: off, as it measured slower warm (R-MAT-18, 15
+    # iterations, a shared 2-core machine: 123 ms to the chunks' 107 on one thread, 128 to 101 on
+    # two; the chunks' cache-blocked copy keeps the sources' values in cache).
+    whole_pull: bool = False
 
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")
 

@@ -63,6 +63,7 @@ def test_whole_graph_read_once_when_it_fits(graph, configure):
     G.release()
     # whole kernels over the CSR in memory: its offsets and ids read once (an undirected graph's
     # in-CSR is its out-CSR; weights are not read)
+    configure({"cpu.whole_pull": True})
     r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=50)
     csr_bytes = 8 * (G.num_vertices + 1) + G.num_arcs * G.id_dtype.itemsize
     assert r.bytes_read == csr_bytes and r.stats["passes"] == r.iterations
