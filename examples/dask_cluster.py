@@ -11,6 +11,7 @@ PageRank result is also kept in the store (results/pagerank_job).
 """
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -67,4 +68,7 @@ def main():
 
 
 if __name__ == "__main__":  # dask workers import this file again: nothing runs at import
-    main()
+    try:
+        main()
+    except ooc_graph.OocGraphError as err:  # no GPU for --gpus, no scheduler, no store: one line
+        sys.exit(f"dask_cluster.py: error: {err}")

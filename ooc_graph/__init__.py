@@ -5,7 +5,7 @@
 >>> ooc_graph.pagerank(G).values                                 # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it (dynamic version)
 
 from . import generate  # noqa: E402
 from .algorithms import (UNREACHABLE, betweenness_centrality, bfs, cdlp, core_number,  # noqa: E402

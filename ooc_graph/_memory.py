@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from pathlib import Path
 
 from .errors import ParameterError
 
@@ -48,9 +49,62 @@ def physical_memory() -> int:
         return 8 * 10**9
 
 
+def usable_memory() -> int:
+    """Bytes of memory this process may use: the machine's RAM, or its control group's limit
+    where lower (a container's ``--memory``, a batch job's allocation), which the kernel enforces
+    by killing the process."""
+    limit = cgroup_limit()
+    ram = physical_memory()
+    return ram if limit is None else min(ram, limit)
+
+
+def cgroup_limit(proc: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> int | None:
+    """The lowest memory limit of this process's control group and those above it, in bytes
+    (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``); None where none is set or readable.
+    ``proc`` and ``root`` are where the kernel shows them."""
+    try:
+        lines = Path(proc).read_text().splitlines()
+    except OSError:
+        return None
+    found = []
+    for line in lines:  # "0::/path" (v2), "4:memory:/path" (v1)
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if parts[0] == "0" and controllers == "":
+            base, name = Path(root), "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = Path(root) / "memory", "memory.limit_in_bytes"
+        else:
+            continue
+        # From the process's group up to the root of the mount (inside a container the path may
+        # name a group of the host, not mounted here: the mount's root is then the container's).
+        rel = Path(path.strip().lstrip("/"))
+        for folder in [rel, *rel.parents]:
+            value = _read_limit(base / folder / name)
+            if value is not None:
+                found.append(value)
+    return min(found) if found else None
+
+
+def _read_limit(path: Path) -> int | None:
+    """A cgroup memory limit file's bytes; None for "max", v1's "unlimited" (2**63 rounded down to
+    a page), an absent or unreadable file."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit():
+        return None  # "max"
+    value = int(text)
+    return value if value < 1 << 62 else None
+
+
 def default_budget() -> int:
-    """A safe default host budget: a quarter of physical RAM."""
-    return physical_memory() // 4
+    """A safe default host budget: a quarter of the memory this process may use (RAM, or its
+    container's limit where lower)."""
+    return usable_memory() // 4
 
 
 def budget(value) -> int:

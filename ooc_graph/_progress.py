@@ -29,10 +29,17 @@ def shown(progress) -> bool:
     return on_terminal() if progress is None else bool(progress)
 
 
-def progress_bar(*, total=None, unit="it", desc="", progress=None, disable=False):
-    """A tqdm bar with SI-scaled rates (arcs/s), drawn as :func:`shown` says (never with ``disable``)."""
+# An iterative run's line, ``pagerank: iteration 7, residual 0.0013 [00:04]``: no total and no time
+# left, since a run ends on its measure far before its iteration limit (PageRank's max_iter showed
+# as "1.00/100 it" with the ETA of a hundred iterations). tqdm puts ", " before the postfix.
+LINE = "{desc}: iteration {n}{postfix} [{elapsed}]"
+
+
+def progress_bar(*, total=None, unit="it", desc="", progress=None, disable=False, bar_format=None):
+    """A tqdm bar with SI-scaled rates (arcs/s), drawn as :func:`shown` says (never with ``disable``);
+    ``bar_format`` as tqdm's (:data:`LINE` for an iterative run)."""
     return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, leave=False, dynamic_ncols=True,
-                disable=disable or not shown(progress))
+                disable=disable or not shown(progress), bar_format=bar_format)
 
 
 def check_progress(progress) -> None:
@@ -64,7 +71,8 @@ class Listener:
             self.call(self.step, measure)
             return
         if self.bar is None:
-            self.bar = progress_bar(total=self.total, unit="it", desc=self.name, progress=self.progress)
+            # the iteration and measure (:data:`LINE`), not a bar to ``total`` (max_iter, rarely reached)
+            self.bar = progress_bar(unit="it", desc=self.name, progress=self.progress, bar_format=LINE)
         self.bar.update(self.step - self.bar.n)
         if isinstance(measure, float):
             self.bar.set_postfix_str(f"residual {measure:.3g}", refresh=False)

@@ -92,6 +92,16 @@ def choice(name: str, value, choices) -> ParameterError:
     return ParameterError(f"unknown {name} {value!r} (valid: {', '.join(map(str, choices))})")
 
 
+def install(extra: str, packages: str) -> str:
+    """How to install what one of the project's extras brings, for a message: the packages by
+    name, or the extra from a checkout of the repository (ooc-graph is not on a package index).
+
+    >>> install("plot", "matplotlib")
+    "pip install matplotlib (or pip install -e '.[plot]' in a checkout of ooc_graph)"
+    """
+    return f"pip install {packages} (or pip install -e '.[{extra}]' in a checkout of ooc_graph)"
+
+
 def shown(text) -> str:
     """``text`` as a message may show it: itself where every character is printable, else its
     ``repr`` (escaped), so that a name read from a file cannot put control characters or terminal

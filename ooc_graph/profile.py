@@ -6,7 +6,7 @@ import os
 import tempfile
 
 from .engine.trace import LANES
-from .errors import ParameterError
+from .errors import ParameterError, install
 from .store.writer import umask
 
 
@@ -49,7 +49,7 @@ def plot_profile(result, path) -> str:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise ParameterError("--profile needs matplotlib: pip install 'ooc-graph[plot]'") from err
+        raise ParameterError(f"--profile needs matplotlib: {install('plot', 'matplotlib')}") from err
     passes = result.passes
     entry = _traced_pass(result)
     if entry is None:

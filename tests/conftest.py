@@ -65,7 +65,7 @@ def configure():
 @pytest.fixture
 def data_dir():
     if not DATA.is_dir():
-        pytest.skip(f"shared data folder {DATA} is absent")
+        pytest.skip(f"shared data folder {DATA} is absent (OOC_GRAPH_DATA names another)")
     return DATA
 
 

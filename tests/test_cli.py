@@ -30,7 +30,7 @@ def test_generate_info_run(tmp_path, capsys):
     assert main(["generate", "grid", str(tmp_path / "m.h5"), "--rows", "4", "--cols", "4", "--quiet"]) == 0
     mesh = tmp_path / "a.h5"
     assert main(["generate", "grid", str(mesh), "--rows", "30", "--cols", "9", "--interval-size", "16",
-                 "--augment", "--workers", "2", "--quiet"]) == 0
+                 "--augment", "--threads", "2", "--quiet"]) == 0
     capsys.readouterr()
     assert main(["info", str(mesh), "--json"]) == 0
     assert '"augmented": true' in capsys.readouterr().out
@@ -181,8 +181,9 @@ def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, *, total=None, unit="it", desc="", disable=False):
+        def __init__(self, *, total=None, unit="it", desc="", disable=False, bar_format=None):
             self.total, self.desc, self.disable, self.n, self.postfix = total, desc, disable, 0, ""
+            self.bar_format = bar_format
             bars.append(self)
 
         def update(self, k):
@@ -198,9 +199,12 @@ def test_iterations_show_progress_on_a_terminal(tmp_path, monkeypatch):
     store = tmp_path / "g.h5"
     assert main(["generate", "grid", str(store), "--rows", "20", "--cols", "20", "--quiet"]) == 0
     assert main(["run", "pagerank", str(store), "--device", "cpu", "--no-store"]) == 0
-    pr = bars[-1]  # iteration of a known limit (ETA), residual
-    assert (pr.desc, pr.total, pr.disable) == ("pagerank", 100, False) and pr.n > 1, vars(pr)
+    pr = bars[-1]  # the iteration and the residual; no total (PageRank's max_iter made "1.00/100 it" and an ETA)
+    assert (pr.desc, pr.total, pr.disable) == ("pagerank", None, False) and pr.n > 1, vars(pr)
     assert pr.postfix.startswith("residual "), pr.postfix
+    from tqdm import tqdm
+    line = tqdm.format_meter(7, None, 4.2, prefix=pr.desc, bar_format=pr.bar_format, postfix="residual 0.0013")
+    assert line == "pagerank: iteration 7, residual 0.0013 [00:04]"
     assert main(["run", "bfs", str(store), "--source", "0", "--device", "cpu", "--no-store"]) == 0
     assert bars[-1].desc == "bfs" and bars[-1].n > 1 and bars[-1].postfix.startswith("changed "), vars(bars[-1])
     seen = len(bars)
@@ -375,3 +379,99 @@ def test_out_in_original_ids(tmp_path):
     assert pq.read_table(paths[".parquet"]).equals(want)
     npz = np.load(paths[".npz"])
     assert npz["vertex"].tolist() == ["alice", "bob", "carol, jr"] and npz["parent_missing"].tolist() == [1, 0, 0]
+
+
+def test_distributed_runs_are_quiet_unless_verbose(tmp_path):
+    """dask's logging stays off the terminal: starting and stopping a local cluster logged 29
+    ``distributed.*`` lines, and a mistake caught on a worker (a source not in the graph) printed
+    each worker's "Compute Failed" traceback besides the one-line error. ``-v`` shows them."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "6", "--edge-factor", "4", "--quiet"]) == 0
+    cli = [sys.executable, "-m", "ooc_graph.cli", "run", "bfs", str(store), "--source", "999", "--no-store", "--quiet"]
+    # Both at once (each starts a cluster: ~5 s of CPU); one worker is enough to show dask's lines.
+    quiet, verbose = (subprocess.Popen(cli + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                      for extra in (["--workers", "2"], ["--workers", "1", "-v"]))
+    try:
+        (_, err), (_, err_v) = quiet.communicate(timeout=180), verbose.communicate(timeout=180)
+    finally:
+        for p in (quiet, verbose):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert quiet.returncode == 2
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("submitted job bfs-"), err
+    assert lines[1] == "ooc-graph: error: vertex 999 is not in the graph (ids are 0..63)"
+    assert verbose.returncode == 2 and "distributed.scheduler" in err_v and "Compute Failed" in err_v, err_v
+
+
+@pytest.mark.parametrize("flag,name,module", [("--out", "r.parquet", "pyarrow"), ("--profile", "p.png", "matplotlib")])
+def test_an_output_without_its_library_fails_before_the_run(tmp_path, capsys, monkeypatch, flag, name, module):
+    """``--out x.parquet`` without pyarrow and ``--profile`` without matplotlib ran the whole
+    algorithm (and stored its result) before failing: now one line before any work."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+    monkeypatch.setitem(sys.modules, module, None)  # as where it is not installed
+    capsys.readouterr()
+    assert main(["run", "sssp", str(store), "--source", "0", "--device", "cpu", "--quiet", flag,
+                 str(tmp_path / name)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"ooc-graph: error: {flag}") and f"needs {module}: " in out.err
+    assert main(["results", "list", str(store)]) == 0 and capsys.readouterr().out == ""  # nothing was computed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]
+
+
+def test_memory_says_what_it_bounds(capsys):
+    """``run --memory 200MB`` peaked at 456 MB resident: it bounds the engine's data for the graph,
+    not the process, and the help says so (conversion's does bound the process)."""
+    for argv in (["run", "pagerank", "--help"], ["demo", "--help"], ["convert", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        if argv[0] == "convert":
+            assert "--memory MEMORY host memory budget of the whole process" in text
+        else:
+            assert "the vertex state and the chunks of arcs cached and in flight" in text
+            assert "Not a cap on the process: the program (~190 MB) and the result come on top" in text
+
+
+def test_threads_and_workers_are_not_one_word(tmp_path, capsys):
+    """``--workers`` counted threads in ``convert``/``generate`` and processes in ``run``: the
+    threads are ``--threads`` now; the old spelling still works, with a note saying so."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "4", "--cols", "4", "--threads", "2", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["generate", "grid", str(store), "--rows", "4", "--cols", "4", "--workers", "2", "--quiet",
+                 "--overwrite"]) == 0
+    assert capsys.readouterr().err == ("ooc-graph: generate --workers is deprecated: it counts threads, and is now "
+                                       "--threads (in run, --workers counts worker processes)\n")
+    assert main(["convert", str(tmp_path / "e.txt"), str(store), "--workers", "2", "--threads", "2"]) == 2
+    assert "give --threads only" in capsys.readouterr().err
+    from ooc_graph.cli.parser import build_parser
+    text = build_parser()._subparsers._group_actions[0].choices["convert"].format_help()
+    assert "--threads THREADS" in text and "deprecated spelling of --threads" in text
+
+
+def test_ctrl_c_while_exiting_is_130_and_quiet(tmp_path):
+    """A Ctrl-C (SIGINT to the terminal's process group) while ``run --workers 2`` exits, closing
+    its cluster: a traceback from the exit handlers (and from each worker) and status 0 before,
+    or a hang; now status 130 and nothing more on stderr."""
+    import os
+    import signal
+    import time
+    store = tmp_path / "g.h5"
+    assert main(["generate", "rmat", str(store), "--scale", "6", "--edge-factor", "4", "--quiet"]) == 0
+    p = subprocess.Popen([sys.executable, "-m", "ooc_graph.cli", "run", "wcc", str(store), "--workers", "2",
+                          "--no-store", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout.readline().startswith("wcc: ")  # the command is done: the program exits
+        time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 130, err
+    assert err.splitlines() == [err.splitlines()[0]] and err.startswith("submitted job wcc-"), err

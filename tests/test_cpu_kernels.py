@@ -17,7 +17,7 @@ from ooc_graph.kernels import cpu
 
 from conftest import edge_array, random_edges
 
-numba = pytest.importorskip("numba", reason="the compiled CPU kernels need numba (pip install 'ooc-graph[cpu]')")
+numba = pytest.importorskip("numba", reason="the compiled CPU kernels need numba (the 'cpu' extra)")
 
 ARRAYS = {"bfs": ("depth", "parent"), "sssp": ("distance", "parent"), "wcc": ("labels",), "pagerank": ("values",)}
 

@@ -443,6 +443,40 @@ def test_progress_and_cancel(client, slow_graph):
     assert ooc_graph.submit(client, "wcc", slow_graph, workers=2).result(timeout=120).num_components >= 1
 
 
+def test_done_and_exception_as_a_dask_future(client, slow_graph):
+    """A Job has ``done()`` (never waits) and ``exception(timeout=)`` as a dask Future has."""
+    job = ooc_graph.submit(client, "pagerank", slow_graph, workers=2, tol=1e-300, max_iter=10**9, memory="200KiB")
+    _running(job)
+    t = time.monotonic()
+    assert not job.done() and time.monotonic() - t < 2
+    with pytest.raises(TimeoutError):
+        job.exception(timeout=0.2)
+    job.cancel()
+    assert isinstance(job.exception(timeout=60), JobCancelled) and job.done()
+    bad = ooc_graph.submit(client, "bfs", slow_graph, workers=2, source=10**6)  # caught on the workers
+    err = bad.exception(timeout=120)
+    assert isinstance(err, ParameterError) and "not in the graph" in str(err) and bad.done()
+    ok = ooc_graph.submit(client, "wcc", slow_graph, workers=2)
+    assert ok.exception(timeout=120) is None and ok.done() and ok.result().num_components >= 1
+
+
+def test_progress_after_the_end_is_final(client, slow_graph):
+    """``progress()`` after a job ended showed the last report's iteration (reports are 0.2 s
+    apart: a short job said iteration 0): now the final one, as finished."""
+    local = ooc_graph.pagerank(slow_graph, device="cpu", tol=1e-9)
+    job = ooc_graph.submit(client, "pagerank", slow_graph, workers=2, tol=1e-9)
+    while not job.done():
+        time.sleep(0.05)
+    before = job.progress()  # from rank 0's worker, result not fetched yet
+    r = job.result(timeout=120)
+    after = job.progress()
+    for p in (before, after):
+        assert p["state"] == "finished" and p["iteration"] == r.iterations == local.iterations, p
+        assert 0 < p["measure"] < 1e-9 and p["seconds"] > 0
+    job.cancel()  # too late: nothing changes
+    assert job.progress()["state"] == "finished" and job.status() == "finished"
+
+
 def test_cancel_stops_a_level_synchronous_traversal(client, tmp_path):
     """BFS levels agree on stopping through their merges (each rank's stop request travels with
     its flags, no collective of its own), or, levels every rank runs whole (a path's), every
@@ -925,3 +959,37 @@ def test_merge_level_equals_merge_min(size, share):
         np.testing.assert_array_equal(changed, want_changed)
     assert max(sent) <= (size - 1) * (2 + max(n // 8 + 1, 8 * int(want_changed.sum())))
     assert [c.agreed_stop for c in comms] == [stop] * size
+
+
+def test_gpus_without_a_gpu_say_so_first(tmp_path):
+    """``gpus=[0, 1]`` on a machine without GPUs said "several GPUs need dask-cuda" (where
+    dask-cuda was absent): the device is checked first. dask-cuda comes with the ``multigpu`` extra."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from pathlib import Path
+
+    from ooc_graph.engine import gpu_available
+    from ooc_graph.errors import DeviceError
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert any(d.startswith("dask-cuda") for d in extras["multigpu"])
+    if gpu_available():
+        pytest.skip("CuPy sees a GPU here")
+    G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
+    for gpus in ([0, 1], "0,1", "all", 2):
+        with pytest.raises(DeviceError, match=r"^gpus=.* but CuPy finds no CUDA device \(use workers="):
+            ooc_graph.wcc(G, gpus=gpus)
+    with pytest.raises(ParameterError, match="distinct non-negative device ids"):
+        ooc_graph.wcc(G, gpus=[0, 0])
+
+
+def test_a_store_the_workers_cannot_see_names_the_worker(client, tmp_path):
+    """A store missing on the workers was reported as missing, with no word of which worker or
+    why: now the worker, its host, and that every worker opens the store by its path."""
+    from ooc_graph.errors import StoreError
+    job = ooc_graph.submit(client, "wcc", str(tmp_path / "only-here.h5"), workers=2)
+    with pytest.raises(StoreError) as err:
+        job.result(timeout=120)
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'only-here.h5'}: no such graph store on worker tcp://"), message
+    assert any(w in message for w in job.spec.workers) and "\n" not in message
+    assert "must be on a filesystem they all see" in message

@@ -315,3 +315,25 @@ def test_column_tuple_with_no_weights(tmp_path):
     b = ooc_graph.convert((src, dst), tmp_path / "b.h5", progress=False)
     assert not a.weighted and a.num_arcs == b.num_arcs == 3
     np.testing.assert_array_equal(ooc_graph.bfs(a, 0, device="cpu").depth, ooc_graph.bfs(b, 0, device="cpu").depth)
+
+
+@pytest.mark.parametrize("header,directed", [
+    ("# Undirected graph: ../../data/output/com-friendster.ungraph.txt", False),
+    ("# Directed graph (each unordered pair of nodes is saved once): Wiki-Vote.txt", True),
+    ("# Friendster social network", True),  # says neither: the default, directed
+])
+@pytest.mark.parametrize("opener", [open, gzip.open])
+def test_snap_header_says_whether_directed(tmp_path, edges, header, directed, opener):
+    """A SNAP edge list's header line says whether its graph is directed: it was ignored, and an
+    undirected file became a directed store. ``directed=`` still decides where given."""
+    src, dst, _ = edges
+    path = tmp_path / ("e.txt.gz" if opener is gzip.open else "e.txt")
+    write_text(path, src, dst, comments=("", header, "# Nodes: 50 Edges: 200", "# FromNodeId\tToNodeId"),
+               opener=opener)
+    G = ooc_graph.convert(path, tmp_path / "g.h5", progress=False)
+    assert G.directed == directed
+    assert arcs(G) == expected(src, dst, None, directed=directed)
+    assert ooc_graph.convert(path, tmp_path / "d.h5", directed=True, progress=False).directed
+    names = tmp_path / "names.txt"  # string ids read the header alike
+    names.write_text(f"{header}\nalice bob\nbob carol\n")
+    assert ooc_graph.convert(names, tmp_path / "s.h5", progress=False).directed == directed

@@ -204,7 +204,7 @@ def test_parameters_that_never_returned_through_networkx():
     """Issue 25 through the networkx backend: networkx's answer or error, at once. A NaN or
     negative threshold goes on while vertices move (as 0 does), an infinite resolution leaves
     every node alone; a resolution of zero or less and weights whose total is not finite are
-    left to networkx (can_run's reason); seeds are networkx's to check."""
+    left to networkx (can_run's reason, or NotImplementedError from the call: networkx's fallback); seeds are networkx's to check."""
     import math
     from ooc_graph.nx_backend.interface import BackendInterface
     B = {"backend": "ooc_graph"}
@@ -221,8 +221,10 @@ def test_parameters_that_never_returned_through_networkx():
     huge.add_weighted_edges_from([(0, 1, 1e308), (1, 2, 1e308), (2, 3, 1e308)])
     can = BackendInterface.can_run
     assert "resolution of zero or less" in can("louvain_communities", (H,), {"resolution": 0})
-    assert "total passes the float range" in can("louvain_communities", (huge,), {})
-    assert can("louvain_communities", (huge,), {"weight": None}) is True
+    with pytest.raises(NotImplementedError) as refused:
+        louvain_communities(huge, **B)  # checked on the converted edges, not in can_run
+    assert "total passes the float range" in str(refused.value.__cause__ or refused.value)
+    assert nx.community.is_partition(huge, louvain_communities(huge, weight=None, **B))
     with nx.config(backend_priority=["ooc_graph"], fallback_to_nx=True):
         assert louvain_communities(huge) == [{0}, {1}, {2}, {3}]  # networkx's own answer
         assert louvain_communities(H, resolution=0) == [set(H)]

@@ -21,10 +21,14 @@ def test_wheel_install(tmp_path):
     wheel = next((tmp_path / "dist").glob("ooc_graph-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "ooc_graph/kernels/cpu.py" in names and "ooc_graph/partitioning/FORMAT.md" in names
+    assert "ooc_graph/py.typed" in names  # PEP 561: type checkers read the package's annotations
     assert not any(n.startswith(("kernels/", "partitioning/")) for n in names)  # no top-level collisions
     assert "_ooc_graph_nx.py" in names and "ooc_graph/nx_backend/interface.py" in names  # the networkx backend
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "[networkx.backends]" in entry and "_ooc_graph_nx:get_info" in entry
+    import ooc_graph
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert f"\nVersion: {ooc_graph.__version__}\n" in metadata  # read from __init__.py
     target = tmp_path / "site"
     inst = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
                            str(wheel)], capture_output=True, text=True)
@@ -60,3 +64,44 @@ def test_every_cuda_kernel_is_compiled_and_launched_by_its_name():
     for py in kernels.glob("gpu*.py"):
         launched |= set(re.findall(r"_(?:kernel|launch)\(f?\"ooc_graph_(\w+)", py.read_text()))
     assert launched and launched <= compiled
+
+
+def test_install_instructions_name_what_exists():
+    """No distribution ``ooc-graph`` is published: the README, the docs, the examples and the
+    package's messages say how to install from a checkout (or the packages by name), never
+    ``pip install ooc-graph`` or ``pip install 'ooc-graph[extra]'``."""
+    import re
+    wrong = re.compile(r"pip install ['\"]?ooc-graph")
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob("*.py"),
+             *(ROOT / "ooc_graph").rglob("*.py")]
+    found = [f"{f.relative_to(ROOT)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
+             if wrong.search(line)]
+    assert found == []
+
+
+def test_the_data_folder_is_documented(tmp_path):
+    """The LDBC tests' data folder comes from ``OOC_GRAPH_DATA``: the README's test section says
+    so, and a test skipped for want of it names the folder and the variable."""
+    import os
+    readme = (ROOT / "README.md").read_text()
+    tests_section = readme.split("## The two commands")[1].split("\n## ")[0]
+    assert "OOC_GRAPH_DATA" in tests_section
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        str(ROOT / "tests" / "test_ldbc.py"), "-k", "example-directed-bfs and cpu"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "OOC_GRAPH_DATA": str(tmp_path / "none")})
+    assert f"{tmp_path / 'none'} is absent (OOC_GRAPH_DATA names another)" in r.stdout, r.stdout[-2000:]
+
+
+def test_the_version_is_written_once():
+    """The version was written in pyproject.toml and in ``ooc_graph/__init__.py``: now only in the
+    latter, which pyproject reads (a dynamic version; the wheel's is checked above)."""
+    import re
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    import ooc_graph
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "ooc_graph.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", ooc_graph.__version__)
+    assert ooc_graph.__version__ not in (ROOT / "pyproject.toml").read_text()

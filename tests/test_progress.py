@@ -60,7 +60,9 @@ def test_true_draws_a_bar_off_a_terminal_and_none_does_not(graph, monkeypatch):
     monkeypatch.setattr(sys, "stderr", err)
     _call("pagerank", graph, progress=True)
     _call("louvain", graph, progress=True)
-    assert "pagerank" in err.getvalue() and "louvain" in err.getvalue() and "it/s" in err.getvalue()
+    # the CLI's line: the iteration and measure, no total (max_iter) and no time left
+    assert "pagerank: iteration " in err.getvalue() and "louvain: iteration " in err.getvalue()
+    assert "/100" not in err.getvalue()
     err.truncate(0)
     err.seek(0)
     _call("pagerank", graph)
@@ -107,8 +109,8 @@ def test_conversion_and_generation_bars_off_a_terminal(tmp_path, monkeypatch):
 
 
 def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
-    """jobs.follow passes each new report of rank 0 on once while the job runs (Ctrl-C cancels
-    it), and the registry gives run_distributed the listener (gpus=/client=/workers=)."""
+    """jobs.follow passes each new report of rank 0 on once while the job runs, then the final
+    one (Ctrl-C cancels it), and the registry gives run_distributed the listener (gpus=/client=/workers=)."""
     from ooc_graph.runtime import jobs
     monkeypatch.setattr(jobs, "PROGRESS_POLL_SECONDS", 0)
 
@@ -120,6 +122,8 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
             return "running" if self.records else "finished"
 
         def progress(self):
+            if not self.records:  # ended: the final record (Job.progress after the end)
+                return {"state": "finished", "iteration": 3, "measure": 0.01}
             record = self.records.pop(0)
             if isinstance(record, BaseException):
                 raise record
@@ -132,7 +136,7 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
     job = Job([None, {"state": "running", "iteration": 1, "measure": 0.5}, {"state": "running", "iteration": 1},
                {"state": "unresponsive", "worker": "w", "waited": 1.0}, {"iteration": 2, "measure": 0.1}])
     jobs.follow(job, lambda i, m: heard.append((i, m)))
-    assert heard == [(1, 0.5), (2, 0.1)] and not job.cancelled
+    assert heard == [(1, 0.5), (2, 0.1), (3, 0.01)] and not job.cancelled  # the last iteration too
     job = Job([{"iteration": 1}, KeyboardInterrupt()])
     with pytest.raises(KeyboardInterrupt):
         jobs.follow(job, lambda i, m: None)

@@ -70,9 +70,10 @@ def test_missing_dataframe_libraries_name_the_extra(tmp_path, monkeypatch):
     r = ooc_graph.wcc(G, device="cpu")
     monkeypatch.setitem(sys.modules, "pandas", None)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(ParameterError, match=r"pandas: pip install 'ooc-graph\[dataframe\]'"):
+    with pytest.raises(ParameterError, match=r"pandas: pip install pandas \(or pip install -e '\.\[dataframe\]' in a "
+                                             r"checkout of ooc_graph\)$"):
         r.to_pandas()
-    with pytest.raises(ParameterError, match=r"pyarrow: pip install 'ooc-graph\[dataframe\]'"):
+    with pytest.raises(ParameterError, match=r"pyarrow: pip install pyarrow \(or pip install -e '\.\[dataframe\]'"):
         r.to_arrow()
 
 
@@ -170,3 +171,32 @@ def test_output_choices_are_checked_before_any_work(tmp_path, monkeypatch):
     with pytest.raises(ParameterError, match="host memory"):
         ooc_graph.wcc(G, workers=2, output="cupy")
     assert ooc_graph.wcc(G, device="cpu", output="numpy").labels.tolist() == [0, 0, 0]
+
+
+def test_the_readme_names_the_frames_columns(tmp_path):
+    """The README's example of ``to_pandas()`` lists the columns a BFS result has (it claimed
+    cuGraph's layout, whose columns are ``vertex, distance, predecessor``)."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("r.to_pandas()"))
+    named = re.search(r"DataFrame: ([\w, ]+?)(;|\(|$)", line).group(1).split(", ")
+    assert "cuGraph's layout" not in readme
+    G = ooc_graph.convert(np.array([[0, 1]]), tmp_path / "g.h5", progress=False)
+    assert list(ooc_graph.bfs(G, 0, device="cpu").to_pandas().columns) == named
+
+
+def test_repr_is_short(tmp_path):
+    """``repr(result)`` printed every pass record (~5 KB for PageRank on 1,024 vertices, ~10 KB
+    on larger graphs): now one line with the algorithm, the run, key figures and the arrays' shapes,
+    for every result class."""
+    from ooc_graph.algorithms import _result
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, progress=False)
+    r = ooc_graph.pagerank(G, device="cpu")
+    assert len(r.passes) > 5
+    text = repr(r)
+    assert text.startswith(f"<ooc_graph.PageRankResult pagerank: {r.iterations} iterations (converged), ")
+    assert text.endswith("; values float64[1,024]>") and len(text) < 200, text
+    assert repr(ooc_graph.triangle_count(G, device="cpu")).count(" triangles; counts int64[1,024]>") == 1
+    classes = [c for c in vars(_result).values() if isinstance(c, type) and issubclass(c, _result.Result)]
+    assert len(classes) > 10 and all(c.__repr__ is _result.Result.__repr__ for c in classes)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ooc_graph.errors import ParameterError
+from ooc_graph.errors import ParameterError, install
 
 
 def on_host(array):
@@ -21,7 +21,7 @@ def on_host(array):
     return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else array
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """Common run statistics. Subclasses add the per-vertex arrays."""
 
@@ -81,13 +81,14 @@ class Result:
         return dict(zip(self.vertices.tolist(), values))
 
     def to_pandas(self):
-        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array
-        (cuGraph's layout). Arrays of vertices hold original ids, ``<NA>`` where there is none
-        (a nullable ``Int64`` column, or strings). Needs pandas (``pip install 'ooc-graph[dataframe]'``)."""
+        """A ``pandas.DataFrame``: column ``vertex`` (original ids) and one column per array,
+        named as the result's attribute (``values``; ``depth``, ``parent``: not cuGraph's names).
+        Arrays of vertices hold original ids, ``<NA>`` where there is none (a nullable ``Int64``
+        column, or strings). Needs pandas (the ``dataframe`` extra)."""
         try:
             import pandas as pd
         except ImportError as err:
-            raise ParameterError("to_pandas() needs pandas: pip install 'ooc-graph[dataframe]'") from err
+            raise ParameterError(f"to_pandas() needs pandas: {install('dataframe', 'pandas')}") from err
         data = {}
         for name, (values, missing) in self.columns().items():
             if missing is not None and values.dtype.kind in "iu":
@@ -99,7 +100,7 @@ class Result:
 
     def to_arrow(self):
         """A ``pyarrow.Table`` with the columns of :meth:`to_pandas`; nulls where an array of
-        vertices has none. Needs pyarrow (``pip install 'ooc-graph[dataframe]'``)."""
+        vertices has none. Needs pyarrow (the ``dataframe`` extra)."""
         return arrow_table(self.columns(), "to_arrow()")
 
     def summary(self) -> str:
@@ -112,6 +113,14 @@ class Result:
     def _details(self) -> str:
         """What the summary adds for this algorithm (``", 12 triangles"``)."""
         return ""
+
+    def __repr__(self) -> str:
+        """One short line: the algorithm, how the run went, its key figures and each array's type
+        and length (``stats`` and ``passes`` hold the rest: all of them printed ~10 KB)."""
+        state = "converged" if self.converged else "not converged"
+        arrays = ", ".join(f"{name} {_described(getattr(self, name, None))}" for name in self._arrays)
+        return (f"<ooc_graph.{type(self).__name__} {self.algorithm}: {self.iterations} iterations ({state}), "
+                f"{self.seconds:.3f} s, device {self.device}{self._details()}; {arrays}>")
 
     @property
     def passes(self) -> list:
@@ -146,13 +155,13 @@ class Result:
         return self.saved
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class PageRankResult(Result):
     values: np.ndarray = None
     _arrays: tuple = ("values",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class BFSResult(Result):
     """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
     ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
@@ -168,7 +177,7 @@ class BFSResult(Result):
         return self.depth != UNREACHABLE
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class SSSPResult(Result):
     """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
     source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
@@ -180,7 +189,7 @@ class SSSPResult(Result):
     _vertex_arrays: tuple = ("parent",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class WCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
     except in a store with string ids, where it is the component's first internal id (the
@@ -200,7 +209,7 @@ class WCCResult(Result):
 UNREACHABLE = np.iinfo(np.int64).max
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CentralityResult(Result):
     """One score per vertex (Katz, eigenvector, betweenness centrality)."""
 
@@ -208,7 +217,7 @@ class CentralityResult(Result):
     _arrays: tuple = ("values",)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class HITSResult(Result):
     """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
 
@@ -217,7 +226,7 @@ class HITSResult(Result):
     _arrays: tuple = ("hubs", "authorities")
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CDLPResult(Result):
     """``labels[v]``: v's community label (an original vertex id) after label propagation."""
 
@@ -229,7 +238,7 @@ class CDLPResult(Result):
         return int(np.unique(on_host(self.labels)).size)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class CoreResult(Result):
     """``core[v]``: the largest k such that v belongs to the k-core."""
 
@@ -244,7 +253,7 @@ class CoreResult(Result):
         return self.vertices[core >= k]
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class SCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
 
@@ -256,6 +265,14 @@ class SCCResult(Result):
         return int(np.unique(on_host(self.labels)).size)
 
 
+def _described(array) -> str:
+    """``float64[1,024]`` for an array (NumPy's or CuPy's), its repr for anything else."""
+    shape = getattr(array, "shape", None)
+    if shape is None:
+        return repr(array)
+    return f"{array.dtype}[{' x '.join(f'{k:,}' for k in shape)}]"
+
+
 def arrow_table(columns: dict, who: str):
     """A ``pyarrow.Table`` of ``{name: (values, missing)}`` (as :meth:`Result.columns`): nulls
     where ``missing``, strings for object arrays. ``who`` names the caller in the error when
@@ -263,7 +280,7 @@ def arrow_table(columns: dict, who: str):
     try:
         import pyarrow as pa
     except ImportError as err:
-        raise ParameterError(f"{who} needs pyarrow: pip install 'ooc-graph[dataframe]'") from err
+        raise ParameterError(f"{who} needs pyarrow: {install('dataframe', 'pyarrow')}") from err
     out = {}
     for name, (values, missing) in columns.items():
         if values.dtype.kind in "OU":
@@ -273,7 +290,7 @@ def arrow_table(columns: dict, who: str):
     return pa.table(out)
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class TriangleCountResult(Result):
     """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
 
@@ -288,7 +305,7 @@ class TriangleCountResult(Result):
         return f", {self.total:,} triangles"
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class LCCResult(Result):
     """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
 
@@ -299,7 +316,7 @@ class LCCResult(Result):
         return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
 
 
-@dataclass
+@dataclass(repr=False)  # the short __repr__ of Result
 class LouvainResult(Result):
     """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
     modularity of that partition; ``levels``: the labels after each level."""

@@ -50,8 +50,8 @@ def betweenness_centrality(G, *, k=None, normalized: bool = True, weight=None, e
     quarter of ``memory`` or ``device_memory``), each source runs as networkx runs it, by
     :meth:`~ooc_graph.engine.Engine.brandes`: a queue BFS (with weights, Dijkstra with a heap)
     whose order is the stack S, the path counts forward over it and the dependencies backward,
-    O(arcs reached) a source and nothing per level. On the CPU that takes numba (``pip install
-    ooc-graph[cpu]``); numba's threads share the sources, each with 32 bytes a vertex of its own
+    O(arcs reached) a source and nothing per level. On the CPU that takes numba (the ``cpu``
+    extra); numba's threads share the sources, each with 32 bytes a vertex of its own
     (56 with weights), as many copies as a quarter of ``memory`` holds. Road NW (1.2M vertices,
     ~1,400 levels a source) costs 0.06-0.09 s a source on two cores, where the sweeps below took
     21 s and networkx 6.9 s. On a GPU, for hops, each level's vertices are queued on the device:

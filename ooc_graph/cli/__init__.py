@@ -5,14 +5,18 @@ Every failure is one line on stderr naming the file, line, value or budget, with
 its reader (``ooc-graph info x.h5 | head -1``) ends quietly. SIGTERM unwinds the command, so that
 what it made for itself (the demo's temporary store, partial outputs, the local cluster of
 ``--workers``/``--gpus`` and its result segments in /dev/shm) is removed, then ends the process as
-SIGTERM does.
+SIGTERM does. Ctrl-C ends a command with status 130 and one line; one while the program exits
+(closing its local cluster) lets that finish and ends it with 130 too, quietly (a second one at
+once): it printed a traceback from the exit handlers and left the status 0.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 
 from ooc_graph.errors import OocGraphError
 from ooc_graph.ingest.scratch import Terminated, TermGuard
@@ -25,6 +29,14 @@ COMMANDS = {"info": commands.info, "convert": commands.convert, "generate": comm
 
 
 def main(argv=None) -> int:
+    """Run the command ``argv`` (default ``sys.argv``) and return its exit status. Without
+    ``argv`` main is the program itself (the console script, ``python -m ooc_graph.cli``): it then
+    closes the local clusters it started before returning, where a Ctrl-C is handled (:func:`_exit`)."""
+    status = _main(argv)
+    return status if argv is not None else _exit(status)
+
+
+def _main(argv) -> int:
     a = build_parser().parse_args(argv)
     verbose = a.verbose or a.debug
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
@@ -48,6 +60,39 @@ def main(argv=None) -> int:
         return _fail(a, err, f"internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)", 1)
     finally:
         guard.release()
+
+
+def _exit(status: int) -> int:
+    """The program's exit: close the local clusters and result segments now (exit handlers did, where
+    a Ctrl-C printed a traceback and the status stayed 0) with SIGINT deferred: a Ctrl-C meanwhile
+    makes the status 130 once they are closed, a second one ends the process at once. From then
+    on, through the interpreter's own exit (threads joined, exit handlers), a Ctrl-C ends it at
+    once with 130, without a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        _stop_runtime()
+        return status
+    interrupted = []
+
+    def later(signum, frame):
+        if interrupted:
+            _now()
+        interrupted.append(signum)
+    try:
+        signal.signal(signal.SIGINT, later)
+        _stop_runtime()
+    finally:
+        signal.signal(signal.SIGINT, lambda signum, frame: _now())
+    return 130 if interrupted else status
+
+
+def _now() -> None:
+    """End the process at once with status 130 (Ctrl-C while it exits), output flushed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
 
 
 def _stop_runtime() -> None:

@@ -4,6 +4,7 @@ package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, shown
+from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, install, shown
 
 from .parser import algorithm_kwargs
 from .progress import Progress
@@ -23,6 +24,12 @@ OUT_FORMATS = (".npz", ".csv", ".parquet")
 
 
 def _build_opts(a) -> dict:
+    if a.old_workers is not None:
+        if a.workers is not None:
+            raise ParameterError("give --threads only (--workers is its deprecated spelling)")
+        print(f"ooc-graph: {a.command} --workers is deprecated: it counts threads, and is now --threads "
+              "(in run, --workers counts worker processes)", file=sys.stderr)
+        a.workers = a.old_workers
     return dict(memory=a.memory, interval_size=a.interval_size, chunk_arcs=a.chunk_arcs, weight_dtype=a.weight_dtype,
                 workers=a.workers, augment=a.augment, progress=False if a.quiet else None, overwrite=a.overwrite,
                 device=a.device)
@@ -96,6 +103,14 @@ def _check_out(path):
         raise ParameterError(f"--out {path}: unknown format {Path(path).suffix or '(no suffix)'!r} "
                              f"(valid: {', '.join(OUT_FORMATS)})")
     _check_folder("--out", path)
+    if path is not None and Path(path).suffix.lower() == ".parquet":
+        _check_installed("--out .parquet", "pyarrow", "dataframe")
+
+
+def _check_installed(what, module, extra):
+    """Before computing, not after: an output that needs a library this Python does not have."""
+    if importlib.util.find_spec(module) is None:
+        raise ParameterError(f"{what} needs {module}: {install(extra, module)}")
 
 
 def _check_folder(flag, path):
@@ -120,12 +135,13 @@ def run(a) -> int:
     from ooc_graph import registry
     _check_out(a.out)
     _check_folder("--profile", a.profile)
+    if a.profile is not None:
+        _check_installed("--profile", "matplotlib", "plot")
     kwargs = algorithm_kwargs(a)
     common = dict(memory=a.memory, device_memory=a.device_memory)
     if a.profile is not None:  # only the streamed algorithms take it
         common["profile"] = True
-    progress = Progress(a.algorithm, total=kwargs.get("max_iter") if a.algorithm in ("pagerank", "cdlp") else None,
-                        enabled=not a.quiet)
+    progress = Progress(a.algorithm, enabled=not a.quiet)
     client, device = _client(a)
     if client is not None:  # a job on a cluster: rank 0 saves into the store; progress polled
         from ooc_graph.runtime import submit

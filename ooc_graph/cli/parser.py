@@ -33,12 +33,16 @@ def _pair(p, name, help, default=None, negative=None):
 
 
 def _build_options(p):
-    p.add_argument("--memory", help="host memory budget, e.g. 2GB (default: a quarter of RAM)")
+    p.add_argument("--memory", help="host memory budget of the whole process, e.g. 2GB "
+                   "(default: a quarter of RAM or of the container's limit)")
     p.add_argument("--interval-size", type=int, help="vertices per interval (default 65536)")
     p.add_argument("--chunk-arcs", type=int, help="arcs per transfer chunk (default 4194304)")
     p.add_argument("--weight-dtype", choices=("float32", "float64"), default="float32",
                    help="type of stored weights (float64 keeps weights float32 cannot hold)")
-    p.add_argument("--workers", type=int, help="threads sorting (and generating) at once (default: cores, max 16)")
+    p.add_argument("--threads", dest="workers", type=int, metavar="THREADS",
+                   help="threads sorting (and generating) at once, in this process (default: cores, max 16)")
+    p.add_argument("--workers", dest="old_workers", type=int, metavar="THREADS",
+                   help="deprecated spelling of --threads (in run, --workers means worker processes)")
     p.add_argument("--augment", action="store_true",
                    help="also store the CEL augmentation for asynchronous execution (more disk)")
     p.add_argument("--overwrite", action="store_true", help="replace the output if it is an existing store")
@@ -49,7 +53,9 @@ def _build_options(p):
 
 def run_options(p, *, demo: bool = False, distributed: bool = True):
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
-    p.add_argument("--memory", help="host memory budget (per worker), e.g. 2GB (default: a quarter of RAM)")
+    p.add_argument("--memory", help="host memory for the graph's data (per worker), e.g. 2GB: the vertex state and "
+                   "the chunks of arcs cached and in flight (default: a quarter of RAM or of the container's "
+                   "limit). Not a cap on the process: the program (~190 MB) and the result come on top")
     p.add_argument("--device-memory", help="GPU memory budget (per GPU), e.g. 20GB (default: 80%% of free memory)")
     if distributed:
         where = p.add_mutually_exclusive_group()
@@ -78,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="edge file (format from the suffix; .gz/.xz/.bz2 are read compressed)")
     p.add_argument("output", help="the graph store to write (.h5)")
     p.add_argument("--format", choices=sorted(READERS), help="input format (default: from the suffix)")
-    _pair(p, "directed", "keep arcs as given (default: what the format says, else directed)", negative="undirected")
+    _pair(p, "directed", "keep arcs as given (default: what the file says, as a SNAP header's '# Undirected "
+          "graph' or .mtx symmetry, else directed)", negative="undirected")
     _pair(p, "weighted", "keep the weight column (default: if the input has one)")
     _pair(p, "relabel", "map ids to 0..n-1, keeping the originals (default: when they are not already)")
     p.add_argument("--drop-self-loops", action="store_true", help="remove arcs (v, v)")

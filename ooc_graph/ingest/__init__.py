@@ -98,7 +98,10 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     format : str, optional
         Input format; by default from the file suffix.
     directed : bool, optional
-        ``False`` symmetrises every edge. Default: what the format says, else ``True``.
+        ``False`` symmetrises every edge. Default: what the input says (a SNAP edge list's
+        ``# Undirected graph`` / ``# Directed graph`` header line, Matrix Market's symmetry, a
+        ``.gr`` file's kind, a networkx graph's class), else ``True``: directed, unlike networkx's
+        and cuGraph's readers, which default to undirected.
     weighted : bool, optional
         Keep the weight column. Default: whether the input has one.
     drop_self_loops, dedupe : bool
@@ -109,7 +112,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
     num_vertices : int, optional
         Vertex count when ids are 0..n-1 and some vertices have no edge.
     memory : int or str
-        Host memory budget (``"2GB"``); default a quarter of RAM. Larger inputs are bucketed on disk.
+        Host memory budget (``"2GB"``); default a quarter of RAM (or of the
+        container's memory limit, where lower). Larger inputs are bucketed on disk.
     interval_size, chunk_arcs : int, optional
         Vertices per interval (default 65,536) and arcs per transfer chunk (default 4 Mi).
     weight_dtype : {"float32", "float64"}

@@ -121,9 +121,32 @@ def _declared(chunks, path: Path, declared: int, what: str):
         raise InputError(f"{what} declared in the header: {declared:,}; found in the file: {found:,}", path=path)
 
 
+# SNAP's header says which graph a file holds: "# Undirected graph: ../../data/output/com-
+# friendster.ungraph.txt", "# Directed graph (each unordered pair of nodes is saved once): Wiki-Vote.txt"
+_SNAP_KIND = re.compile(rb"^[#%]\s*(directed|undirected)\s+graph\b", re.IGNORECASE)
+_HEADER_LINES = 64  # comment lines at the top looked at for it
+
+
+def snap_directed(path: Path) -> bool | None:
+    """Whether the comment lines at the top of an edge list say ``Directed graph`` (True) or
+    ``Undirected graph`` (False), as SNAP's files do; None where they say neither."""
+    with InputFile(path) as f:
+        for _ in range(_HEADER_LINES):
+            raw = f.readline()
+            line = raw.strip()
+            if not raw or line and line[:1] not in b"#%":
+                return None  # the end, or past the comments
+            m = _SNAP_KIND.match(line)
+            if m:
+                return m.group(1).lower() == b"directed"
+    return None
+
+
 def read_edgelist(path: Path, opts: dict) -> Source:
     """SNAP-style: 'u v' or 'u v w' per line, whitespace separated, '#'/'%' comments. Ids are
-    integers, or strings (``string_ids``; by default when the first line's ids are not numbers)."""
+    integers, or strings (``string_ids``; by default when the first line's ids are not numbers).
+    A SNAP header's ``# Directed graph`` / ``# Undirected graph`` says whether it is directed."""
+    directed = snap_directed(path)
     delim = opts.get("delimiter")
     delim = delim.encode() if delim else None
     strings = opts.get("string_ids")
@@ -133,9 +156,11 @@ def read_edgelist(path: Path, opts: dict) -> Source:
         first = first_lines(path, delim, 1)
         strings = bool(first) and not numeric(first[0][:2])
     if strings:
-        return string_file_source(path, delimiter=delim, block_bytes=_block_bytes(opts))
+        source = string_file_source(path, delimiter=delim, block_bytes=_block_bytes(opts))
+        source.directed = directed
+        return source
     f = InputFile(path)
-    return Source(_text_edges(f, delimiter=delim, **_reading(opts)), **_file_progress(f))
+    return Source(_text_edges(f, delimiter=delim, **_reading(opts)), directed=directed, **_file_progress(f))
 
 
 def read_csv(path: Path, opts: dict) -> Source:

@@ -6,7 +6,10 @@ from __future__ import annotations
 _LOUVAIN = ("compares with the exact partition networkx's sequential Louvain finds for one seed; ooc_graph "
             "visits the vertices in another order (on a GPU, moves them in batches) and finds another "
             "partition (its modularity is checked in tests/test_louvain.py)")
+_SNAPSHOT = ("changes the graph while iterating over the answer and expects networkx's RuntimeError; a converted graph "
+             "is a snapshot, which such changes do not reach")
 KNOWN_FAILURES: dict = {
+    ("tests/test_dag.py", "TestDAG::test_topological_sort6"): _SNAPSHOT,
     # (module path tail, test name or "Class::test") -> reason
     ("community/tests/test_louvain.py", "test_karate_club_partition"): _LOUVAIN,
     ("community/tests/test_louvain.py", "test_undirected_selfloops"): _LOUVAIN,

@@ -1,6 +1,13 @@
 """Clusters a call runs on: a user's ``distributed.Client``, a scheduler address, or local clusters
 made on demand (dask-cuda's ``LocalCUDACluster`` for ``gpus=``, dask's ``LocalCluster`` of CPU
 processes for ``workers=``) and kept for the life of the process, so later calls start nothing.
+
+dask's own logging is quiet in the clusters and clients made here (:func:`quiet_dask`): their
+workers say nothing, this process's ``distributed`` loggers only errors, since every failure of a
+job reaches the caller as one error naming the job and the worker. Where this library's logging
+is on at INFO (``ooc-graph -v``, or ``logging.getLogger("ooc_graph").setLevel(logging.INFO)``)
+dask's loggers are left as dask sets them, and workers report their warnings and errors. A
+``distributed.Client`` the caller made is the caller's: its logging is left alone.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ import logging
 import os
 import threading
 
-from ooc_graph.errors import JobError, ParameterError
+from ooc_graph.errors import DeviceError, JobError, ParameterError, install
 
 log = logging.getLogger("ooc_graph.runtime")
 
@@ -27,9 +34,35 @@ def _dask():
     try:
         import distributed
     except ImportError as err:
-        raise JobError("distributed runs need dask and distributed: pip install 'ooc-graph[dask]' "
-                       "(and dask-cuda for several GPUs)") from err
+        raise JobError(f"distributed runs need dask and distributed: {install('dask', 'dask distributed')}") from err
     return distributed
+
+
+def _verbose() -> bool:
+    """Whether the caller asked for this library's logging (``-v``): then dask's too."""
+    return logging.getLogger("ooc_graph").isEnabledFor(logging.INFO)
+
+
+def worker_log_level() -> int:
+    """What the workers of a local cluster log: nothing (a failure reaches the caller as one error
+    naming the worker; dask's "Compute Failed" tracebacks went to this terminal), or their warnings
+    and errors where this library logs at INFO."""
+    return logging.WARNING if _verbose() else logging.CRITICAL
+
+
+def quiet_dask() -> None:
+    """This process's ``distributed`` loggers (the local clusters' scheduler and nannies run here,
+    and the client) to errors only, unless this library logs at INFO: starting and stopping a
+    2-worker cluster logged 29 lines at INFO. (distributed sets its loggers' levels when imported:
+    this runs after the import.)"""
+    if _verbose():
+        return
+    loggers = [logging.getLogger("distributed")] + [
+        logger for name, logger in list(logging.Logger.manager.loggerDict.items())
+        if name.startswith("distributed.") and isinstance(logger, logging.Logger)]
+    for logger in loggers:
+        if logger.level != logging.NOTSET or logger.name == "distributed":  # the others inherit it
+            logger.setLevel(max(logger.level, logging.ERROR))
 
 
 def as_client(client):
@@ -38,6 +71,7 @@ def as_client(client):
     if isinstance(client, distributed.Client):
         return client
     if isinstance(client, str):
+        quiet_dask()  # a client made here (the command line's --scheduler): its logging is this library's
         try:
             return distributed.Client(client, timeout="20s")
         except (OSError, TimeoutError) as err:
@@ -48,22 +82,38 @@ def as_client(client):
 
 
 def gpu_ids(gpus) -> tuple:
-    """Device ids from ``gpus``: a list of ints, a string ``"0,1"``, ``"all"``, or a count."""
-    from ooc_graph.engine import gpu_available
+    """Device ids from ``gpus``: a list of ints, a string ``"0,1"``, ``"all"``, or a count; each
+    must be a device CuPy sees (a :class:`DeviceError` where it sees none: checked before dask-cuda
+    is looked for)."""
+    given = gpus
+    if isinstance(gpus, str) and gpus.strip().lower() == "all":
+        return tuple(range(_devices(given)))
     if isinstance(gpus, str):
-        if gpus.strip().lower() == "all":
-            if not gpu_available():
-                raise ParameterError("gpus='all' but CuPy finds no CUDA device")
-            import cupy
-            return tuple(range(cupy.cuda.runtime.getDeviceCount()))
         try:
             gpus = [int(g) for g in gpus.split(",") if g.strip()]
         except ValueError:
             raise ParameterError(f"gpus must be 'all' or device ids like '0,1' (got {gpus!r})") from None
-    ids = tuple(gpus) if not isinstance(gpus, int) else tuple(range(gpus))
+    try:
+        ids = tuple(gpus) if not isinstance(gpus, int) or isinstance(gpus, bool) else tuple(range(gpus))
+    except TypeError:
+        ids = ()
     if not ids or any(isinstance(g, bool) or not isinstance(g, int) or g < 0 for g in ids) or len(set(ids)) != len(ids):
-        raise ParameterError(f"gpus must be distinct non-negative device ids (got {gpus!r})")
+        raise ParameterError(f"gpus must be distinct non-negative device ids (got {given!r})")
+    count = _devices(given)
+    missing = [g for g in ids if g >= count]
+    if missing:
+        raise DeviceError(f"gpus={given!r}: no CUDA device {', '.join(map(str, missing))} "
+                          f"(CuPy sees {count}: {', '.join(map(str, range(count)))})")
     return ids
+
+
+def _devices(given) -> int:
+    """The CUDA devices CuPy sees; a :class:`DeviceError` naming ``given`` where it sees none."""
+    from ooc_graph.engine import gpu_available
+    if not gpu_available():
+        raise DeviceError(f"gpus={given!r} but CuPy finds no CUDA device (use workers= for CPU worker processes)")
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
 
 
 def local_gpu_client(gpus):
@@ -75,13 +125,14 @@ def local_gpu_client(gpus):
             try:
                 from dask_cuda import LocalCUDACluster
             except ImportError as err:
-                raise JobError("several GPUs need dask-cuda: pip install dask-cuda") from err
+                raise JobError(f"several GPUs need dask-cuda: {install('multigpu', 'dask-cuda')}") from err
             distributed = _dask()
+            quiet_dask()
             os.environ["NCCL_NVLS_ENABLE"] = "0"  # workers inherit it: NVLink multicast stays off
             cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, ids)), n_workers=len(ids),
                                        threads_per_worker=2, memory_limit=0, dashboard_address=":0",
-                                       silence_logs=logging.ERROR)
-            _LOCAL[key] = (cluster, distributed.Client(cluster))
+                                       silence_logs=worker_log_level())
+            _LOCAL[key] = (cluster, _local_client(distributed, cluster))
             log.info("started a LocalCUDACluster on GPUs %s", ",".join(map(str, ids)))
         return _prompt(*_LOCAL[key])
 
@@ -94,12 +145,21 @@ def local_cpu_client(workers: int):
     with _LOCK:
         if key not in _LOCAL:
             distributed = _dask()
+            quiet_dask()
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=2, processes=True,
                                                memory_limit=0, dashboard_address=":0",
-                                               silence_logs=logging.ERROR)
-            _LOCAL[key] = (cluster, distributed.Client(cluster))
+                                               silence_logs=worker_log_level())
+            _LOCAL[key] = (cluster, _local_client(distributed, cluster))
             log.info("started a LocalCluster of %d CPU workers", workers)
         return _prompt(*_LOCAL[key])
+
+
+def _local_client(distributed, cluster):
+    """A client of a local cluster made here, whose workers leave Ctrl-C to this process."""
+    from .plugins import ClientHandlesInterrupts
+    client = distributed.Client(cluster)
+    client.register_plugin(ClientHandlesInterrupts())
+    return client
 
 
 def _prompt(cluster, client):

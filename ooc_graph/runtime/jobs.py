@@ -3,7 +3,8 @@
 ``submit(client, "pagerank", "g.h5", alpha=0.85)`` returns a :class:`Job` at once: one task per
 worker is queued (it opens the job's mesh with the others, then runs its rank), all in one
 message to the scheduler, and the call never waits on the cluster. ``job.progress()``,
-``job.status()``, ``job.result()`` and ``job.cancel()`` follow it. A worker that dies or fails
+``job.status()``, ``job.done()``, ``job.result()``, ``job.exception()`` and ``job.cancel()``
+follow it (``done()`` and ``exception(timeout=)`` as a dask ``Future``'s). A worker that dies or fails
 makes the job fail promptly with a :class:`~ooc_graph.errors.JobError` naming the job and the
 worker.
 """
@@ -165,9 +166,10 @@ class Job:
     """A submitted job. ``status()`` is ``pending``, ``running``, ``finished``, ``failed``,
     ``cancelled`` or ``unresponsive`` (rank 0's worker did not answer within
     :data:`~.limits.RUN_SECONDS`: stopped, or overloaded); ``progress()`` the latest iteration and
-    convergence measure; ``result()`` waits for the result (arrays in host memory); ``cancel()``
-    stops every worker at its next iteration. None of them but ``result()`` waits longer than
-    :data:`~.limits.RUN_SECONDS` for the workers."""
+    convergence measure (after the end, the final ones); ``done()`` whether it has ended, without
+    waiting; ``result()`` waits for the result (arrays in host memory) and ``exception()`` for
+    the error, if any; ``cancel()`` stops every worker at its next iteration. None of them but
+    ``result()`` and ``exception()`` waits longer than :data:`~.limits.RUN_SECONDS` for the workers."""
 
     def __init__(self, client, spec, graph=None):
         self.client, self.spec, self.graph = client, spec, graph
@@ -176,6 +178,7 @@ class Job:
         self._cancelled = False
         self._result = None
         self._error = None  # the exception result() raised, raised again by later calls
+        self._seen = None  # the last progress record read from rank 0's worker
         self._addresses, self._tokens = addresses, tokens = hubs(client, spec.workers)
         # Each rank starts at once from its worker's hub; its task, which dask delivers
         # milliseconds later, waits for it (runtime/launch.py).
@@ -229,7 +232,15 @@ class Job:
     def progress(self) -> dict | None:
         """Rank 0's latest record: ``state``, ``iteration``, ``measure`` (residual, or vertices
         changed), ``seconds``; ``None`` before rank 0 has started; ``{"state": "unresponsive",
-        "worker": ..., "waited": seconds}`` when its worker did not answer in time."""
+        "worker": ..., "waited": seconds}`` when its worker did not answer in time. Once the job
+        has ended: ``finished`` with the last iteration and measure (they were those of the last
+        report, up to 0.2 s earlier), or ``failed``/``cancelled`` with the last ones seen."""
+        if self._result is not None:
+            conv = self._result.stats.get("convergence") or []
+            return {"state": "finished", "iteration": self._result.iterations,
+                    "measure": conv[-1][1] if conv else None, "seconds": self._result.seconds}
+        if self._error is not None:
+            return {"iteration": 0, "measure": None, "seconds": 0.0} | (self._seen or {}) | {"state": self.status()}
         if closed(self.client):
             return None
         worker = self.spec.workers[0]
@@ -239,11 +250,42 @@ class Job:
             return None
         if record is UNANSWERED:
             return {"state": "unresponsive", "worker": worker, "waited": RUN_SECONDS}
-        return record if isinstance(record, dict) else None
+        if isinstance(record, dict):
+            self._seen = record
+            return record
+        return None
+
+    def done(self) -> bool:
+        """Whether the job has ended (finished, failed or cancelled), so that :meth:`result`
+        returns or raises at once; never waits for it (as a dask ``Future``'s ``done()``). Asks the
+        scheduler at most which workers are alive (read in this process for a local cluster)."""
+        if self._result is not None or self._error is not None or self._cancelled or closed(self.client):
+            return True
+        if self._listener is not None and self._listener.parts is not None:
+            return True  # rank 0 handed its result over
+        if any(f.status in ("error", "lost", "cancelled") for f in self.futures) or self._done():
+            return True
+        return bool(self._workers_gone())
+
+    def exception(self, timeout: float | None = None):
+        """The exception :meth:`result` raises — a :class:`JobError` naming the worker,
+        :class:`JobCancelled`, or the user's error a rank raised (a source not in the graph) — or
+        ``None`` once the job has finished. Waits for the end, at most ``timeout`` seconds, then
+        raises ``TimeoutError`` (as a dask ``Future``'s ``exception(timeout=)``)."""
+        try:
+            self.result(timeout=timeout)
+        except TimeoutError:
+            raise
+        except Exception as err:  # noqa: BLE001 - handed to the caller, as dask does
+            return err
+        return None
 
     def cancel(self) -> None:
         """Stop the job: every rank stops at its next convergence report and frees its worker.
-        Returns at once for a worker that does not answer (the cancel reaches it when it does)."""
+        Returns at once for a worker that does not answer (the cancel reaches it when it does).
+        A job that has ended stays as it ended."""
+        if self._result is not None or self._error is not None:
+            return
         self._cancelled = True
         if not closed(self.client):
             try:
@@ -449,14 +491,17 @@ PROGRESS_POLL_SECONDS = 0.5
 
 def follow(job: Job, on_report) -> None:
     """Call ``on_report(iteration, measure)`` with rank 0's latest report, each new one once,
-    until ``job`` is no longer pending or running; Ctrl-C cancels it."""
+    until ``job`` is no longer pending or running, then its final one; Ctrl-C cancels it."""
     last = None
     try:
-        while job.status() in ("pending", "running", "unresponsive"):
-            record = job.progress()
+        while True:
+            running = job.status() in ("pending", "running", "unresponsive")
+            record = job.progress()  # once ended, the last iteration (reports are 0.2 s apart)
             if record and record.get("iteration") and record["iteration"] != last:
                 last = record["iteration"]
                 on_report(last, record.get("measure"))
+            if not running:
+                return
             time.sleep(PROGRESS_POLL_SECONDS)
     except KeyboardInterrupt:
         job.cancel()

@@ -32,12 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ooc_graph._memory import usable_memory
+
 SHARED_DIR = Path("/dev/shm")
 PREFIX = "ooc-graph-seg"
 # Free segments a client keeps for later jobs (the rest are removed when dropped).
 POOL_SEGMENTS = 64
-POOL_BYTES = max(1 << 30, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 8) \
-    if hasattr(os, "sysconf") else 1 << 30
+POOL_BYTES = max(1 << 30, usable_memory() // 8)  # of RAM, or of the container's limit
 # A segment offered for a result at most this many times its size is used, not a new one.
 FIT = 2
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)

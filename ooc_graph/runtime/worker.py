@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 from ooc_graph import config, registry
 from ooc_graph.engine.exchange import Placement, placed
-from ooc_graph.errors import JobCancelled
+from ooc_graph.errors import JobCancelled, StoreError
 from ooc_graph.partitioning.plan import plan
 
 from . import launch as _launch
@@ -140,8 +140,21 @@ def _checkout(path: str):
             g.close()
 
 
+def _opened(spec: JobSpec, rank: int):
+    """:func:`_checkout` of the job's store, a failure naming this worker: each worker opens the
+    store by its path, and one that cannot (a path only the client sees) was reported as a missing
+    store with no word of where."""
+    try:
+        return _checkout(spec.path)
+    except StoreError as err:
+        where = f"on worker {spec.workers[rank]} (host {socket.gethostname()})"
+        if not os.path.exists(spec.path):
+            where += ": every worker opens the store by its path, so it must be on a filesystem they all see"
+        raise StoreError(f"{err} {where}") from err
+
+
 def _plan(graph, size: int) -> list:
-    """:func:`~.partition.plan` of ``graph`` in ``size`` parts, made once per open Graph (a store
+    """:func:`~ooc_graph.partitioning.plan.plan` of ``graph`` in ``size`` parts, made once per open Graph (a store
     replaced since comes back as another Graph)."""
     with _LOCK:
         parts = _PLANS.get(graph, {}).get(size)
@@ -186,7 +199,7 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         # (Agreed over the mesh: an NCCL all-reduce and its wait took ~0.3 ms.)
         local = spec.client_host == host_identity() and SHARED_DIR.is_dir() and os.access(SHARED_DIR, os.W_OK)
         shared = all(flag == b"1" for flag in m.allgather(b"1" if local else b"0"))
-        graph, state = _checkout(spec.path)
+        graph, state = _opened(spec, rank)
         parts = _plan(graph, size)
         ranges = [p.vertices for p in parts]
         if spec.device == "gpu":
@@ -225,8 +238,9 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
                    "seconds": result.seconds, "saved": where,
                    "timing": dict(timing, total=time.perf_counter() - t0), "started": started, "start": start,
                    "segments": new()}  # made for the job: the client settles them without listing /dev/shm
-        if rank == 0:
-            _progress(spec.job_id, state="finished")
+        if rank == 0:  # the last iteration, not the last one reported (reports come PROGRESS_SECONDS apart)
+            _progress(spec.job_id, state="finished", iteration=result.iterations, seconds=result.seconds,
+                      **({} if placement.on_report is None else {"measure": placement.on_report.latest[1]}))
         if shared and spec.reply_to is not None and _replied(spec, m, summary, result):
             return {"summary": summary, "replied": True}
         if rank == 0:
@@ -234,8 +248,8 @@ def _run_configured(spec: JobSpec, rank: int, addresses: list, hub, start: str):
         return {"summary": summary}
     except BaseException as err:
         _segments.remove_made(spec.job_id)
-        if isinstance(err, JobCancelled) and rank == 0:
-            _progress(spec.job_id, state="cancelled")
+        if rank == 0:
+            _progress(spec.job_id, state="cancelled" if isinstance(err, JobCancelled) else "failed")
         if spec.device == "gpu":
             from .nccl import drop
             if comm is not None:
@@ -288,10 +302,12 @@ def _reporter(spec: JobSpec, rank: int):
     _progress(spec.job_id, state="running", iteration=0, measure=None, seconds=0.0)
 
     def report(iteration, measure):
+        report.latest = (iteration, measure)  # for the record at the end
         now = time.monotonic()
         if now - last[0] >= PROGRESS_SECONDS:
             last[0] = now
             _progress(spec.job_id, iteration=iteration, measure=measure, seconds=now - t0)
+    report.latest = (0, None)
     return report
 
 
