@@ -407,7 +407,8 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
             loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
             step = 0 if loaded is None else 1
             if loaded is not None:
-                in_ip, in_ix = _ids(loaded[0]).astype(ip.dtype, copy=False), _ids(loaded[1]).astype(ix.dtype, copy=False)
+                in_ip = _ids(loaded[0]).astype(ip.dtype, copy=False)
+                in_ix = _ids(loaded[1]).astype(ix.dtype, copy=False)
     except Exception as err:  # numba's errors: e.g. a version whose LLVM refuses the prefetch hint
         from numba.core.errors import NumbaError
         if not isinstance(err, NumbaError):

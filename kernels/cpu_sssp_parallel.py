@@ -129,10 +129,10 @@ def delta_stepping(indptr, indices, weights, light_indptr, light_indices, light_
     With ``track``, ``parent`` (n everywhere but a single frontier vertex, its own parent) gets
     the strict parents (n where a vertex has none; see the module).
 
-    The light CSR holds the arcs lighter than ``delta`` (:func:`.cpu_sssp_piles.light_counts`, :func:`.cpu_sssp_piles.light_fill`):
-    rounds relax them while the near pile lasts; then, the bucket's values final, each vertex it
-    took relaxes its whole row once (Meyer and Sanders's light and heavy arcs: a vertex taken again
-    within a bucket scans only its light arcs again).
+    The light CSR holds the arcs lighter than ``delta`` (:func:`.cpu_sssp_piles.light_counts`,
+    :func:`.cpu_sssp_piles.light_fill`): rounds relax them while the near pile lasts; then, the
+    bucket's values final, each vertex it took relaxes its whole row once (Meyer and Sanders's
+    light and heavy arcs: a vertex taken again within a bucket scans only its light arcs again).
 
     Scratch: ``key`` 2n uint64, 16-byte aligned; ``where`` n uint8; ``near`` (2, n + 1) and
     ``far`` (2, 2n + 1) ids (the piles and their next versions: a round queues each vertex at
