@@ -58,10 +58,13 @@ def _whole_threads(arcs: int) -> int:
     """The threads a whole kernel over ``arcs`` arcs runs on: numba's (``NUMBA_NUM_THREADS``, at
     most the cores this process may use; ``numba.set_num_threads`` lowers it for the calling
     thread), or 1 below config ``cpu.whole_parallel_min_arcs``, where a fork-join costs more than
-    it saves (numba's thread pool is then not even started)."""
-    if arcs < config.get().cpu.whole_parallel_min_arcs:
+    it saves (numba's thread pool is then not even started), or with fewer than config
+    ``cpu.parallel_min_threads`` threads (on two, each whole kernel measured slower than on one)."""
+    cfg = config.get().cpu
+    if arcs < cfg.whole_parallel_min_arcs:
         return 1
-    return _threads()
+    threads = _threads()
+    return threads if threads >= cfg.parallel_min_threads else 1
 
 
 def _weights(weight, plus):
@@ -262,7 +265,7 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
         scalar = np.isscalar(p)
         args = (y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64), float(p) if scalar else 0.0, inv,
                 float(alpha), float(lost), contrib)
-        if x.size >= config.get().cpu.whole_parallel_min_arcs:  # sums by blocks (the same on any threads)
+        if _whole_threads(x.size) > 1:  # sums by blocks (the same on any threads)
             err, dangling = fast.parallel().pagerank_step(*args, True)
         else:
             err, dangling = fast.pagerank_step(*args)
@@ -274,36 +277,6 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
         np.multiply(new, inv, out=contrib)
     x[...] = new
     return np.array([err, dangling])
-
-
-def components(indptr, indices, in_csr, symmetric: bool):
-    """Weakly connected components over a whole out-CSR held in memory (Afforest,
-    :mod:`.cpu_components`): ``(root, arcs)``, root[v] the smallest vertex of v's component
-    (int64), or None where the compiled kernels are off. ``in_csr``: the in-CSR's ``(indptr,
-    indices)`` of a directed graph, or None (then, unless ``symmetric`` says the out-CSR holds every
-    arc both ways, no component can be skipped: every arc is linked)."""
-    fast = compiled()
-    if fast is None:
-        return None
-    n = indptr.size - 1
-    ip, ix = _ids(indptr), _ids(indices)
-    in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
-    comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
-    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
-                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
-    return comp.astype(np.int64), int(arcs)
-
-
-def pull_rows(indptr, indices, x, out, lo: int, hi: int):
-    """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over a whole in-CSR held in memory, each row
-    summed in CSR order (:mod:`.cpu_pull`); None where the compiled kernels are off (nothing done)."""
-    fast = compiled()
-    if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
-        return None
-    cfg = config.get().cpu
-    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
-                              cfg.level_parallel_min_arcs)
-    return True
 
 
 def whole_traversals() -> bool:
@@ -335,7 +308,7 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None, d
         return fast.bfs_queue(_ids(indptr), _ids(indices), c, frontier, state, parent, track)
     threads = _whole_threads(indices.size)
     if threads > 1 or config.get().cpu.delta_stepping:
-        from .cpu_delta import delta_stepping
+        from .cpu_whole import delta_stepping
         return delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads)
     ids = np.int32 if state.size < 2**31 else np.int64
     return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
@@ -508,3 +481,5 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
 # The general edge operator's NumPy kernels live in cpu_edge.py; the engine sees them here.
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401
 from .cpu_traversal import LEVEL_PARENTS, advance_min, bottom_up, flatnonzero  # noqa: E402,F401
+# The whole kernels on numba's threads (components, PageRank's pull) live in cpu_whole.py.
+from .cpu_whole import components, pull_rows  # noqa: E402,F401

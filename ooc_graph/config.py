@@ -193,10 +193,12 @@ class CPU(_Section):
     bfs_min_frontier: int = 16
     bfs_branchy: int = 4
     bfs_leave_bottom_up: int = 2
-    # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull) run on numba's
-    # threads where the CSR has at least whole_parallel_min_arcs arcs (and numba has more than
-    # one thread); inside them, a BFS level or SSSP round with fewer than level_parallel_min_arcs
-    # arcs runs on the calling thread (a road graph's thousands of small levels cost no fork-join).
+    # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull and step) run on
+    # numba's threads where the CSR has at least whole_parallel_min_arcs arcs and numba has at
+    # least parallel_min_threads (on two threads of the development machine each was slower than
+    # on one: BFS 1.6x, SSSP 1.5x, WCC 1.4x on R-MAT-18); inside them, a BFS level or SSSP round
+    # with fewer than level_parallel_min_arcs arcs runs on the calling thread (a road graph's
+    # thousands of small levels cost no fork-join).
     whole_parallel_min_arcs: int = 1 << 16
     level_parallel_min_arcs: int = 1 << 14
     # Whole min-relaxations with arc weights (SSSP) by delta-stepping, buckets delta_width typical

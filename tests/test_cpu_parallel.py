@@ -28,7 +28,7 @@ EDGE_CASES = [(1, [], []), (1, [0], [0]), (5, [], []), (4, [0, 0, 0, 1], [1, 1, 
 @pytest.fixture(params=THREADS, ids=lambda t: f"{t}threads")
 def threads(request, configure):
     """numba's threads for the test, every level and round on them where more than one."""
-    configure(cpu={"whole_parallel_min_arcs": 0, "level_parallel_min_arcs": 16})
+    configure(cpu={"whole_parallel_min_arcs": 0, "level_parallel_min_arcs": 16, "parallel_min_threads": 1})
     before = numba.get_num_threads()
     numba.set_num_threads(request.param)
     yield request.param

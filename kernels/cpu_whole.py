@@ -1,5 +1,7 @@
-"""Delta-stepping's Python side (:func:`.cpu.traverse_min`): the bucket width from the weights, the
-light CSR made once per CSR and width, and the scratch of :func:`.cpu_sssp_parallel.delta_stepping`."""
+"""The Python side of the whole kernels on numba's threads (:mod:`.cpu_parallel`): Afforest
+components and PageRank's pull over a CSR in memory (re-exported by :mod:`.cpu`), and
+delta-stepping's bucket width from the weights, its light CSR made once per CSR and width, and
+its scratch (:func:`.cpu.traverse_min`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 
 from ooc_graph import config
 
-from .cpu import _ids
+from .cpu import _ids, _whole_threads, compiled
 from .cpu_atomic import aligned_pairs
 
 
@@ -75,3 +77,33 @@ def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, paren
         config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
         np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
         np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64))
+
+
+def components(indptr, indices, in_csr, symmetric: bool):
+    """Weakly connected components over a whole out-CSR held in memory (Afforest,
+    :mod:`.cpu_components`): ``(root, arcs)``, root[v] the smallest vertex of v's component
+    (int64), or None where the compiled kernels are off. ``in_csr``: the in-CSR's ``(indptr,
+    indices)`` of a directed graph, or None (then, unless ``symmetric`` says the out-CSR holds every
+    arc both ways, no component can be skipped: every arc is linked)."""
+    fast = compiled()
+    if fast is None:
+        return None
+    n = indptr.size - 1
+    ip, ix = _ids(indptr), _ids(indices)
+    in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
+    comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
+    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
+                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
+    return comp.astype(np.int64), int(arcs)
+
+
+def pull_rows(indptr, indices, x, out, lo: int, hi: int):
+    """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over a whole in-CSR held in memory, each row
+    summed in CSR order (:mod:`.cpu_pull`); None where the compiled kernels are off (nothing done)."""
+    fast = compiled()
+    if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
+        return None
+    cfg = config.get().cpu
+    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
+                              cfg.level_parallel_min_arcs)
+    return True
