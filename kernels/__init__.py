@@ -42,3 +42,12 @@ compiled, on hops or positive weights; the GPU's on hops), or None where they ca
 from . import cpu
 
 __all__ = ["cpu"]
+
+# numba's OpenMP threads wait for work asleep rather than spinning (GNU OpenMP spins first by
+# default): where other processes share the cores (CI, laptops, several dask workers on one host) a
+# spinning thread holds a core the thread a parallel region waits for needs. On a shared 2-core
+# machine an empty parallel region took 8 ms at the median spinning, 10 us asleep (4 us at best
+# either way). Read once, when numba first starts its threads; an OMP_WAIT_POLICY the user set wins.
+import os as _os  # noqa: E402
+
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")

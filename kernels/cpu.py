@@ -54,6 +54,19 @@ def _threads() -> int:
     return numba.get_num_threads()
 
 
+def _whole_threads(arcs: int) -> int:
+    """The threads a whole kernel over ``arcs`` arcs runs on: numba's (``NUMBA_NUM_THREADS``, at
+    most the cores this process may use; ``numba.set_num_threads`` lowers it for the calling
+    thread), or 1 below config ``cpu.whole_parallel_min_arcs``, where a fork-join costs more than
+    it saves (numba's thread pool is then not even started), or with fewer than config
+    ``cpu.parallel_min_threads`` threads (on two, each whole kernel measured slower than on one)."""
+    cfg = config.get().cpu
+    if arcs < cfg.whole_parallel_min_arcs:
+        return 1
+    threads = _threads()
+    return threads if threads >= cfg.parallel_min_threads else 1
+
+
 def _weights(weight, plus):
     """(weights as a float64 array, weighted, constant) for the compiled kernels."""
     if plus is None:
@@ -250,8 +263,12 @@ def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
         contrib = np.empty_like(x) if fast is not None else None
     if fast is not None and all(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in (y, x, inv, contrib)):
         scalar = np.isscalar(p)
-        err, dangling = fast.pagerank_step(y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64),
-                                           float(p) if scalar else 0.0, inv, float(alpha), float(lost), contrib)
+        args = (y, x, _NO_WEIGHTS if scalar else np.asarray(p, np.float64), float(p) if scalar else 0.0, inv,
+                float(alpha), float(lost), contrib)
+        if _whole_threads(x.size) > 1:  # sums by blocks (the same on any threads)
+            err, dangling = fast.parallel().pagerank_step(*args, True)
+        else:
+            err, dangling = fast.pagerank_step(*args)
         return np.array([err, dangling])
     new = alpha * (y + lost * p) + (1 - alpha) * p
     err = float(np.abs(new - x).sum())
@@ -289,6 +306,10 @@ def traverse_min(indptr, indices, weights, frontier, state, plus, parent=None, d
         return fast.bfs_unit(_ids(indptr), _ids(indices), frontier, state, parent, track, queue)
     if not weighted and (frontier.size == 0 or np.all(state[frontier] == state[frontier[0]])):
         return fast.bfs_queue(_ids(indptr), _ids(indices), c, frontier, state, parent, track)
+    threads = _whole_threads(indices.size)
+    if threads > 1 or config.get().cpu.delta_stepping:
+        from .cpu_whole import delta_stepping
+        return delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads)
     ids = np.int32 if state.size < 2**31 else np.int64
     return fast.dijkstra(_ids(indptr), _ids(indices), w, weighted, c, frontier, state, parent, track,
                          np.empty(state.size, ids), np.full(state.size, -1, ids))
@@ -338,14 +359,29 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     ip, ix = _ids(indptr), _ids(indices)
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
+    cfg = config.get().cpu
+    threads = _whole_threads(indices.size)
+    if threads > 1:  # levels with enough arcs on numba's threads
+        parallel = fast.parallel()
+        chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
+        bitmaps = np.empty((2, (n + 63) >> 6), np.uint64)
+
+        def run():
+            return parallel.bfs_tree_parallel(
+                ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
+                cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent, threads,
+                cfg.level_parallel_min_arcs, chunks, bitmaps)
+    else:
+        def run():
+            return fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
+                                 cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent)
     try:
-        cfg = config.get().cpu
-        while fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
-                            cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent):
+        while run():
             loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
             step = 0 if loaded is None else 1
             if loaded is not None:
-                in_ip, in_ix = _ids(loaded[0]).astype(ip.dtype, copy=False), _ids(loaded[1]).astype(ix.dtype, copy=False)
+                in_ip = _ids(loaded[0]).astype(ip.dtype, copy=False)
+                in_ix = _ids(loaded[1]).astype(ix.dtype, copy=False)
     except Exception as err:  # numba's errors: e.g. a version whose LLVM refuses the prefetch hint
         from numba.core.errors import NumbaError
         if not isinstance(err, NumbaError):
@@ -445,3 +481,5 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
 # The general edge operator's NumPy kernels live in cpu_edge.py; the engine sees them here.
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401
 from .cpu_traversal import LEVEL_PARENTS, advance_min, bottom_up, flatnonzero  # noqa: E402,F401
+# The whole kernels on numba's threads (components, PageRank's pull) live in cpu_whole.py.
+from .cpu_whole import components, pull_rows  # noqa: E402,F401

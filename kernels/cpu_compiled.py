@@ -28,6 +28,13 @@ from .cpu_wedges import add_copies, wedge_count  # noqa: F401  (triangles, re-ex
 _OPTS = dict(cache=True, nogil=True)
 
 
+def parallel():
+    """The kernels on numba's threads (:mod:`.cpu_parallel`), imported on first use: loading them
+    costs a process more than the serial kernels do."""
+    from . import cpu_parallel
+    return cpu_parallel
+
+
 
 # -- per-batch operators (chunks streamed or cached) -------------------------------------------
 @njit(**_OPTS)

@@ -193,6 +193,26 @@ class CPU(_Section):
     bfs_min_frontier: int = 16
     bfs_branchy: int = 4
     bfs_leave_bottom_up: int = 2
+    # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull and step) run on
+    # numba's threads where the CSR has at least whole_parallel_min_arcs arcs and numba has at
+    # least parallel_min_threads (on two threads of the development machine each was slower than
+    # on one: BFS 1.6x, SSSP 1.5x, WCC 1.4x on R-MAT-18); inside them, a BFS level or SSSP round
+    # with fewer than level_parallel_min_arcs arcs runs on the calling thread (a road graph's
+    # thousands of small levels cost no fork-join).
+    whole_parallel_min_arcs: int = 1 << 16
+    level_parallel_min_arcs: int = 1 << 14
+    # Whole min-relaxations with arc weights (SSSP) by delta-stepping, buckets delta_width typical
+    # weights over the mean out-degree wide, also on one thread (False: Dijkstra there).
+    delta_stepping: bool = True
+    delta_width: float = 2.0
+    # Afforest (whole components over a CSR in memory): out-arcs a vertex links before the
+    # largest component is sampled (GAP's neighbor_rounds).
+    afforest_rounds: int = 2
+    # PageRank's pull over the whole in-CSR, one call per pass (kernels.cpu.pull_rows), in place of
+    # the cached chunks where the in-CSR fits: off, as it measured slower warm (R-MAT-18, 15
+    # iterations, a shared 2-core machine: 123 ms to the chunks' 107 on one thread, 128 to 101 on
+    # two; the chunks' cache-blocked copy keeps the sources' values in cache).
+    whole_pull: bool = False
 
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")
 

@@ -394,16 +394,16 @@ def test_bfs_through_the_engine(tmp_path, monkeypatch, directed):
     sides = []
     csr = Engine.csr
 
-    def recording(self, side):
+    def recording(self, side, **kw):
         sides.append(side)
-        return csr(self, side)
+        return csr(self, side, **kw)
     monkeypatch.setattr(Engine, "csr", recording)
     ref, fast = _run(G, source, compiled=False), _run(G, source, compiled=True)
     _same(fast, ref)
     _check_scipy(G, source, fast)
     assert fast["bfs"].stats["traversals"] == fast["sssp"].stats["traversals"] == 1
     assert ("in" in sides) == directed
-    monkeypatch.setattr(Engine, "csr", lambda self, side: None if side == "in" else csr(self, side))
+    monkeypatch.setattr(Engine, "csr", lambda self, side, **kw: None if side == "in" else csr(self, side, **kw))
     G.release()
     top_down = ooc_graph.bfs(G, source, device="cpu")
     np.testing.assert_array_equal(top_down.depth, ref["bfs"].depth)

@@ -50,15 +50,25 @@ def test_cache_keeps_a_resident_region():
     assert len(cache) == 2 and loads == [0, 1, 2, 3, 2, 3, 2, 3]
 
 
-def test_whole_graph_read_once_when_it_fits(graph):
+def test_whole_graph_read_once_when_it_fits(graph, configure):
     G = ooc_graph.open(graph.path)
-    r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=50)
-    assert r.iterations > 3
-    assert r.bytes_read == G.num_arcs * G.cel_nbytes_per_arc()
-    again = ooc_graph.wcc(G, device="cpu")  # the open graph keeps its engine: nothing read again
-    assert again.bytes_read == 0 and again.stats["arcs_processed"] > 0
+    with config.set(traversal={"whole_traversal": False}):  # the chunks, streamed once and cached
+        r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=50)
+        assert r.iterations > 3
+        assert r.bytes_read == G.num_arcs * G.cel_nbytes_per_arc()
+        again = ooc_graph.wcc(G, device="cpu")  # the open graph keeps its engine: nothing read again
+        assert again.bytes_read == 0 and again.stats["arcs_processed"] > 0
+        G.release()
+        assert ooc_graph.wcc(G, device="cpu").bytes_read == r.bytes_read
     G.release()
-    assert ooc_graph.wcc(G, device="cpu").bytes_read == r.bytes_read
+    # whole kernels over the CSR in memory: its offsets and ids read once (an undirected graph's
+    # in-CSR is its out-CSR; weights are not read)
+    configure({"cpu.whole_pull": True})
+    r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=50)
+    csr_bytes = 8 * (G.num_vertices + 1) + G.num_arcs * G.id_dtype.itemsize
+    assert r.bytes_read == csr_bytes and r.stats["passes"] == r.iterations
+    again = ooc_graph.wcc(G, device="cpu")
+    assert again.bytes_read == 0 and again.stats["traversals"] == 1
     G.close()
 
 
@@ -292,10 +302,11 @@ def test_gpu_streams_several_store_chunks_at_a_time(graph, monkeypatch, configur
     assert Engine(graph, device="cpu", state_arrays=5).chunk_arcs <= grid
 
 
-def test_whole_graph_pass_where_the_backend_blocks(graph, monkeypatch):
+def test_whole_graph_pass_where_the_backend_blocks(graph, monkeypatch, configure):
     """The engine side of the GPU's source-blocked layout, with a CPU stand-in for the kernel:
     built once every chunk is cached and the cache has room; else chunks as usual."""
     from ooc_graph.kernels import cpu
+    configure({"traversal.whole_traversal": False})  # chunks, not the CPU's pull over the in-CSR
 
     def source_blocked(batches, n):
         src = np.concatenate([b.matrix.indices for b in batches]).astype(np.int64)

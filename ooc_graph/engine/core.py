@@ -58,6 +58,19 @@ class Sums:
 
 
 @dataclass
+class _Rows:
+    """A pass over the rows [lo, hi) of a CSR in memory, as :meth:`ChunkStream._whole_pass`
+    records it (``num_arcs``)."""
+    indptr: object
+    lo: int
+    hi: int
+
+    @property
+    def num_arcs(self) -> int:
+        return int(self.indptr[self.hi]) - int(self.indptr[self.lo])
+
+
+@dataclass
 class _Sending:
     """A result being sent to host memory (:meth:`Engine.send_result`): the device array (None
     once unsent), its host memory, how many of its vertices were sent, the event after the last
@@ -347,6 +360,8 @@ class Engine(Trees, Traversals, ChunkStream):
                 for part in others:
                     k.pull_sum(part, x, y)
                 self.comm.join()  # what follows (a step reading those sums) waits for them
+        elif whole is None and self._pull_rows(x, y):
+            pass  # the whole in-CSR in memory, in one call (below, the chunks)
         else:
             self.comm.join()
             for batch in self.batches() if whole is None else self._whole_pass(whole):
@@ -355,6 +370,25 @@ class Engine(Trees, Traversals, ChunkStream):
             self._exchange(self.comm.gather_owned, y)
         self.stats.seconds_computing += time.perf_counter() - t
         return y if then is None else [then(lo, hi)]
+
+    def _pull_rows(self, x, y) -> bool:
+        """The owned rows of ``y`` summed over the whole in-CSR in memory by the backend's
+        ``pull_rows`` (the compiled CPU kernels: each row in one go, no chunk prepared), where
+        config ``cpu.whole_pull`` asks for it, whole traversals are allowed and the in-CSR's
+        offsets and ids fit the CSR budget; counted as one pass. False where this does not apply (nothing done)."""
+        k, cfg = self.backend.kernels, config.get()
+        if not cfg.cpu.whole_pull or not hasattr(k, "pull_rows") or not cfg.traversal.whole_traversal or \
+                not k.whole_traversals():
+            return False
+        csr = self.csr("in" if self.graph.directed else "out", weights=False)
+        if csr is None:
+            return False
+        lo, hi = self.owned
+        self.comm.join()  # x's other ranges
+        for _ in self._whole_pass(_Rows(csr[0], lo, hi)):
+            if k.pull_rows(csr[0], csr[1], x, y, lo, hi) is None:
+                return False  # (the pass is recorded; nothing was summed)
+        return True
 
     def hook_components(self):
         """Connected components by hooking and pointer jumping (Gunrock CC): each pass hangs the
@@ -365,6 +399,9 @@ class Engine(Trees, Traversals, ChunkStream):
         In a distributed run each worker hooks its own arcs into its copy of the forest and the
         copies are merged by an elementwise minimum: every pointer still leads to a smaller vertex
         of the same component, so the merge is again a forest of the same components."""
+        whole = self._whole_components()
+        if whole is not None:
+            return whole
         k, xp = self.backend.kernels, self.backend.xp
         parent = xp.arange(self.graph.num_vertices, dtype=np.int64)
         changed = xp.zeros(1, dtype=np.uint8)
@@ -388,6 +425,31 @@ class Engine(Trees, Traversals, ChunkStream):
                 break
         self.stats.seconds_computing += time.perf_counter() - t
         return parent, passes
+
+    def _whole_components(self):
+        """``hook_components`` in one call of the backend's ``components`` (Afforest over the
+        out-CSR in memory and, on a directed graph, the in-CSR where it fits too; weights are not
+        read): ``(root, 1)``, or None where this does not apply (no such kernel, whole traversals
+        off, the out-CSR beyond the budget; in a distributed run, any rank's). Every rank then
+        computes every vertex's root alike."""
+        k, g = self.backend.kernels, self.graph
+        if not hasattr(k, "components") or not config.get().traversal.whole_traversal or not k.whole_traversals():
+            able = False
+        else:
+            able = self.csr("out", weights=False) is not None
+        if self.comm.size > 1:
+            able = bool(self.comm.allreduce(int(able), "min"))
+        if not able:
+            return None
+        out = self.csr("out", weights=False)
+        inward = self.csr("in", weights=False) if g.directed else None
+        before, t = self.stats.as_dict(), time.perf_counter()
+        done = k.components(out[0], out[1], None if inward is None else inward[:2], not g.directed)
+        if done is None:
+            return None
+        root, arcs = done
+        self._count_traversal(1, arcs, before, t)
+        return root, 1
 
     # -- the general edge operator (engine/edge_map.py) -----------------------------------------
     def edge_map(self, f, x=None, *, monoid: str = "sum", out=None, x_dst=None, y=None, frontier=None,

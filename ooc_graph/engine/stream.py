@@ -26,6 +26,7 @@ from ooc_graph.store import Graph
 
 from .backend import get_backend
 from .cache import ResidentCache
+from .csrs import Csrs
 from .stats import Stats
 from .trace import PassTrace
 
@@ -48,7 +49,7 @@ class RawChunk:
         return self.src.nbytes + self.dst.nbytes + (0 if self.weight is None else self.weight.nbytes)
 
 
-class ChunkStream:
+class ChunkStream(Csrs):
     """Streams CEL arcs ``arc_range`` (default: all) of ``graph`` through a device backend.
 
     Parameters
@@ -411,60 +412,6 @@ class ChunkStream:
         """Wait for the device (only where per-pass timing asks for it: profiling)."""
         if self.profile and self.backend.xp is not np:
             self.backend.xp.cuda.get_current_stream().synchronize()
-
-    def _csr_nbytes(self) -> int:
-        """Device bytes of one side of the whole graph's CSR (offsets, ids, float64 weights)."""
-        g = self.graph
-        return 8 * (g.num_vertices + 1) + g.num_arcs * (g.id_dtype.itemsize + (8 if g.weighted else 0))
-
-    def csr(self, side: str):
-        """The ``side`` CSR on the backend's device, or in page-locked host memory that the device
-        reads in place where it does not fit the device budget (:meth:`_mapped_csr`); ``None``
-        where neither is possible."""
-        if side not in self._csr:
-            g, nbytes = self.graph, self._csr_nbytes()
-            if nbytes > self._csr_budget - sum(c[3] for c in self._csr.values() if c):
-                self._csr[side] = self._mapped_csr(side)
-            else:
-                indptr, indices, w = g.csr(side)
-                self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
-                if self.backend.xp is np and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
-                    # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
-                    indptr = indptr.astype(np.int32)
-                up = self.backend.to_device
-                self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
-                                   nbytes)
-        return self._csr[side]
-
-
-    def _mapped_csr(self, side: str):
-        """The ``side`` CSR for zero-copy reads (config ``gpu.zero_copy``; EMOGI): ids and weights
-        (as stored) in page-locked host memory, counted against half of ``memory`` and taken from
-        the host chunk cache; the offsets on the device, their room taken from the device chunk
-        cache (chunks cached there are dropped for it). ``(indptr, indices, weights, 0)``, or None
-        where the backend cannot read host memory or the budgets do not allow it."""
-        g = self.graph
-        offsets = 8 * (g.num_vertices + 1)
-        held = sum(1 for c in self._csr.values() if c is not None and not c[3])
-        if not self._offset_room or (held + 1) * offsets > self._offset_room:
-            return None
-        wbytes = np.dtype(g.attrs["weight_dtype"]).itemsize if g.weighted else 0
-        host = g.num_arcs * (g.id_dtype.itemsize + wbytes)
-        if host + self._mapped_bytes > self.memory // 2:
-            return None
-        if self.host_cache is not None and not self.host_cache.make_room(host):
-            return None
-        indptr, indices, w = g.csr(side)
-        self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
-        self._mapped_bytes += host
-        log.info("%s: the %s-CSR (%s) is read in place from page-locked host memory", g.path, side, human(host))
-        mapped = self.backend.kernels.mapped
-        return self.backend.to_device(indptr), mapped(indices), None if w is None else mapped(w), 0
-
-    def _zero_copy(self) -> bool:
-        """Whether CSRs too large for the device may be read in place from host memory."""
-        return (hasattr(self.backend.kernels, "mapped") and config.get().gpu.zero_copy
-                and self.graph.num_vertices < 2**31 and self.graph.num_arcs > 0)
 
 
 def _round_up(nbytes: int) -> str:

@@ -69,7 +69,7 @@ class Trees:
         indptr, indices, _, _ = self._whole_csr(plus)
 
         def in_csr():
-            csr = self.csr("in") if self.graph.directed else (indptr, indices)
+            csr = self.csr("in", weights=False) if self.graph.directed else (indptr, indices)
             return None if csr is None else csr[:2]
         before, t = self.stats.as_dict(), time.perf_counter()
         with self._scratch(bfs=True) as room:

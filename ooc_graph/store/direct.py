@@ -12,6 +12,7 @@ to h5py, which reports it as before.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -86,6 +87,14 @@ def compiled_available() -> bool:
     if not _COMPILED:
         _fletcher32(np.zeros(2, np.uint8))
     return _COMPILED[0] is not None
+
+
+def compiled_possible() -> bool:
+    """Whether the compiled checksum is loaded here or can be (numba is installed), without
+    importing numba."""
+    if _COMPILED:
+        return _COMPILED[0] is not None
+    return importlib.util.find_spec("numba") is not None
 
 
 def _fletcher32(data: np.ndarray, compiled: bool = True) -> tuple:
@@ -198,6 +207,9 @@ class DirectReader:
                 self._busy.notify_all()
 
     def _read(self, table: ChunkTable, start: int, count: int, out: np.ndarray) -> None:
+        if not _COMPILED:  # the first read of the process: numba loads while the chunks are read
+            self._read_then_check(table, start, count, out)
+            return
         compiled = compiled_available()
         jobs, at, c = [], 0, table.chunk
         while at < count:
@@ -207,3 +219,44 @@ class DirectReader:
             at += take
         for job in jobs:
             job.result()
+
+    def _read_then_check(self, table: ChunkTable, start: int, count: int, out: np.ndarray) -> None:
+        """:meth:`_read` in two steps: the pool reads every chunk (``preadv`` releases the GIL)
+        while this thread loads the compiled checksum (numba's import and first load: ~1-3 s
+        that would otherwise come before the first byte is read); then the pool checks every
+        chunk. Nothing reaches ``out`` unchecked but the bytes of whole chunks, which are checked
+        before this returns (an error leaves ``out`` to be read again by h5py)."""
+        jobs, at, c = [], 0, table.chunk
+        while at < count:
+            i, first = divmod(start + at, c)
+            take = min(c - first, count - at)
+            jobs.append((self.pool.submit(self._fetch_chunk, table, i, first, first + take, out[at:at + take]),
+                         first, take, out[at:at + take]))
+            at += take
+        compiled = compiled_available()
+        checks = [self.pool.submit(self._check_chunk, job, first, take, target, compiled)
+                  for job, first, take, target in jobs]
+        for check in checks:
+            check.result()
+
+    def _fetch_chunk(self, table: ChunkTable, i: int, first: int, last: int, out: np.ndarray):
+        """Chunk i's bytes (straight into ``out`` when ``out`` is the whole chunk, else into a
+        buffer of its own) and its stored checksum, unchecked."""
+        item = table.dtype.itemsize
+        nbytes = table.chunk * item
+        whole = first == 0 and last == table.chunk
+        target = out.view(np.uint8) if whole else np.empty(nbytes, dtype=np.uint8)
+        tail = np.empty(FLETCHER, dtype=np.uint8)
+        got = os.preadv(self.fd, [target, tail], int(table.offset[i]))
+        if got != nbytes + FLETCHER:
+            raise ChecksumError(f"chunk {i}: read {got} of {nbytes + FLETCHER} bytes")
+        return target, int(tail.view("<u4")[0]), whole
+
+    @staticmethod
+    def _check_chunk(job, first: int, take: int, out: np.ndarray, compiled: bool) -> None:
+        target, stored, whole = job.result()
+        if not checksum_matches(target, stored, compiled):
+            raise ChecksumError("fletcher32 checksum mismatch")
+        if not whole:
+            item = out.dtype.itemsize
+            out.view(np.uint8)[:] = target[first * item:(first + take) * item]

@@ -19,7 +19,7 @@ from . import _format as F
 from . import contents, locking, stamps
 from ._graph_results import GraphResults
 from ._validate import check_block_table, check_store, json_attr
-from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_available
+from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_possible
 from .labels import check_increasing, decode_labels
 from .locking import IO
 
@@ -223,7 +223,15 @@ class Graph(GraphResults):
         """``(reader, table)`` to read dataset ``name`` without h5py (:mod:`.direct`), or None.
         Called with IO held; the reader's descriptor is checked to be the file h5py has open."""
         cfg = config.get().store
-        if not cfg.direct_reads or self._key is None or not compiled_available():
+        if not cfg.direct_reads or self._key is None:
+            return None
+        try:  # a small dataset goes through h5py, without loading numba for the checksum
+            ds = h5[name]
+            if ds.size * ds.dtype.itemsize < cfg.direct_min_bytes:
+                return None
+        except (KeyError, TypeError, AttributeError):
+            return None
+        if not compiled_possible():  # (numba loads during the first read: DirectReader)
             return None
         if self._direct is None or self._direct[0] != self._key:
             self._close_direct()
@@ -324,14 +332,16 @@ class Graph(GraphResults):
             raise ParameterError(f"vertex {label!r} is not in the graph")
         return i
 
-    def csr(self, side: str = "out"):
-        """``(indptr, indices, weights-or-None)`` of the out- or in-arc CSR, read whole."""
+    def csr(self, side: str = "out", parts=("indptr", "indices", "weights")):
+        """``(indptr, indices, weights-or-None)`` of the out- or in-arc CSR, read whole; only the
+        ``parts`` named are read (None in place of the others; weights are None on an unweighted
+        store)."""
         if side not in ("out", "in"):
             raise ParameterError(f"unknown CSR side {side!r} (valid: out, in)")
-        name = F.CSR.format(side=side, part="weights")
-        w = self._read(name) if self.weighted else None
-        return (self._read(F.CSR.format(side=side, part="indptr")),
-                self._read(F.CSR.format(side=side, part="indices")), w)
+        read = [self._read(F.CSR.format(side=side, part=part)) if part in parts else None
+                for part in ("indptr", "indices")]
+        w = self._read(F.CSR.format(side=side, part="weights")) if self.weighted and "weights" in parts else None
+        return read[0], read[1], w
 
     def read_cel(self, start: int, stop: int, empty=None):
         """Arcs [start, stop) of the CEL: ``(layout, src_local, dst_local, weight-or-None)``.

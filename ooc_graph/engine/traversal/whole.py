@@ -43,6 +43,8 @@ class Whole:
         if (plus is None and g.weighted and g.num_arcs and float(g.attrs["min_weight"]) < 0) or \
                 (plus is not None and not plus >= 0):
             return None
+        if self.comm.size == 1:  # the weights only where increments are the arc weights
+            return self.csr("out", weights=plus is None)
         return self.csr("out") if self._can_advance() else None
 
     def _traverse(self, state, plus, frontier, parent=None):

@@ -1,0 +1,11 @@
+"""The CPU kernels on numba's threads, in one namespace (:func:`.cpu_compiled.parallel`): whole
+traversals, components and PageRank's pull over a CSR held in memory."""
+
+from .cpu_bfs_parallel import VERTEX_CHUNK, bfs_tree_parallel
+from .cpu_components import components
+from .cpu_pull import pagerank_step, pull_rows
+from .cpu_sssp_parallel import delta_stepping
+from .cpu_sssp_piles import light_counts, light_fill
+
+__all__ = ["VERTEX_CHUNK", "bfs_tree_parallel", "delta_stepping", "light_counts", "light_fill", "components",
+           "pagerank_step", "pull_rows"]

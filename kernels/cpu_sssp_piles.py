@@ -1,0 +1,202 @@
+"""The piles of delta-stepping (:mod:`.cpu_sssp_parallel`) on numba's threads: the light CSR (the
+arcs lighter than delta), a round's frontier taken (values read, the arc prefix counted, vertices
+settled for their heavy arcs), the far pile's minimum and its split at a new bound, and the state
+moved into and out of the 128-bit words of :mod:`.cpu_sssp_relax`."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .cpu_atomic import atomic_add, atomic_exchange, cas
+from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _TAKEN, BUFFER, VERTEX_CHUNK, _flush, _order, _value
+
+_OPTS = dict(cache=True, nogil=True)
+_PAR = dict(parallel=True, **_OPTS)
+
+RANGE_CHUNK = 4096  # vertices a thread takes at a time in passes over every vertex or the far pile
+
+
+@njit(**_PAR)
+def light_counts(indptr, weights, delta, counts):
+    """``counts[u + 1]``: u's arcs lighter than ``delta``."""
+    n = indptr.size - 1
+    for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
+        for u in range(c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK)):
+            k = 0
+            for j in range(indptr[u], indptr[u + 1]):
+                k += weights[j] < delta
+            counts[u + 1] = k
+
+
+@njit(**_PAR)
+def light_fill(indptr, indices, weights, delta, light_indptr, light_indices, light_weights):
+    """The arcs lighter than ``delta``, in CSR order, into the light CSR whose offsets are given."""
+    n = indptr.size - 1
+    for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
+        for u in range(c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK)):
+            at = light_indptr[u]
+            for j in range(indptr[u], indptr[u + 1]):
+                if weights[j] < delta:
+                    light_indices[at] = indices[j]
+                    light_weights[at] = weights[j]
+                    at += 1
+
+
+@njit(**_OPTS)
+def _take_chunk(indptr, key, where, cur, lo, hi, du, settle, seen, stamp, settled, settled_box, buf):
+    """Frontier vertices cur[lo:hi]: each one's value now into ``du``; with ``settle`` (a round's
+    near pile) its byte set to taken (atomically: a vertex lowered from here on is queued again)
+    and, the first time this bucket takes it (``seen`` != ``stamp``), it is listed in
+    ``settled`` for the bucket's heavy arcs. Returns the chunk's arcs."""
+    s = 0
+    b = 0
+    for i in range(lo, hi):
+        u = cur[i]
+        if settle:
+            atomic_exchange(where, u, _TAKEN)
+            if seen[u] != stamp:
+                seen[u] = stamp
+                buf[b] = u
+                b += 1
+        du[i] = _value(key[2 * u + 1])
+        s += indptr[u + 1] - indptr[u]
+    if b:
+        _flush(settled, settled_box, buf, b)
+    return s
+
+
+@njit(**_OPTS)
+def _take_serial(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, settled_box):
+    """:func:`_take_chunk` over the frontier cur[:f], and ``chunk_arcs``, the prefix of its arcs by
+    VERTEX_CHUNK vertices. Returns the arcs."""
+    buf = np.empty(VERTEX_CHUNK, cur.dtype)
+    chunks = (f + VERTEX_CHUNK - 1) // VERTEX_CHUNK
+    chunk_arcs[0] = 0
+    for c in range(chunks):
+        lo = c * VERTEX_CHUNK
+        chunk_arcs[c + 1] = chunk_arcs[c] + _take_chunk(indptr, key, where, cur, lo, min(f, lo + VERTEX_CHUNK), du,
+                                                        settle, seen, stamp, settled, settled_box, buf)
+    return chunk_arcs[chunks]
+
+
+@njit(**_PAR)
+def _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, settled_box):
+    chunks = (f + VERTEX_CHUNK - 1) // VERTEX_CHUNK
+    for c in prange(chunks):
+        lo = c * VERTEX_CHUNK
+        buf = np.empty(VERTEX_CHUNK, cur.dtype)
+        chunk_arcs[c + 1] = _take_chunk(indptr, key, where, cur, lo, min(f, lo + VERTEX_CHUNK), du, settle, seen,
+                                        stamp, settled, settled_box, buf)
+    chunk_arcs[0] = 0
+    for c in range(chunks):
+        chunk_arcs[c + 1] += chunk_arcs[c]
+    return chunk_arcs[chunks]
+
+
+@njit(**_OPTS)
+def _far_minimum(key, where, far, size):
+    best = _ALL
+    for i in range(size):
+        v = far[i]
+        if where[v] == _FAR:
+            best = min(best, key[2 * v + 1])
+    return best
+
+
+@njit(**_OPTS)
+def _split_far(key, where, far, size, bound, near, kept):
+    """The far pile's vertices below ``bound`` into ``near`` (their byte set to near), the others
+    still waiting far into ``kept``; leftovers dropped. Returns (near, kept) counts."""
+    nf = nk = 0
+    for i in range(size):
+        v = far[i]
+        if where[v] != _FAR:
+            continue
+        if _value(key[2 * v + 1]) < bound:
+            if cas(where, v, _FAR, _NEAR) == _FAR:
+                near[nf] = v
+                nf += 1
+        else:
+            kept[nk] = v
+            nk += 1
+    return nf, nk
+
+
+@njit(**_PAR)
+def _far_minimum_parallel(key, where, far, size, threads):
+    chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
+    best = np.full(chunks, _ALL)
+    for c in prange(chunks):
+        best[c] = _far_minimum(key, where, far[c * RANGE_CHUNK:min(size, (c + 1) * RANGE_CHUNK)],
+                               min(size, (c + 1) * RANGE_CHUNK) - c * RANGE_CHUNK)
+    return best.min() if chunks else _ALL
+
+
+@njit(**_PAR)
+def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads):
+    """:func:`_split_far` on ``threads`` threads (boxes: [chunk counter, near fill, kept fill])."""
+    chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
+    counter, near_box, kept_box = boxes[0:1], boxes[1:2], boxes[2:3]
+    for _t in prange(threads):
+        near_buf = np.empty(BUFFER, near.dtype)
+        kept_buf = np.empty(BUFFER, kept.dtype)
+        nb = kb = 0
+        while True:
+            c = atomic_add(counter, 0, 1)
+            if c >= chunks:
+                break
+            for i in range(c * RANGE_CHUNK, min(size, (c + 1) * RANGE_CHUNK)):
+                v = far[i]
+                if where[v] != _FAR:
+                    continue
+                if _value(key[2 * v + 1]) < bound:
+                    if cas(where, v, _FAR, _NEAR) == _FAR:
+                        near_buf[nb] = v
+                        nb += 1
+                        if nb == BUFFER:
+                            _flush(near, near_box, near_buf, nb)
+                            nb = 0
+                else:
+                    kept_buf[kb] = v
+                    kb += 1
+                    if kb == BUFFER:
+                        _flush(kept, kept_box, kept_buf, kb)
+                        kb = 0
+        if nb:
+            _flush(near, near_box, near_buf, nb)
+        if kb:
+            _flush(kept, kept_box, kept_buf, kb)
+
+
+@njit(**_OPTS)
+def _load_range(state, parent, track, key, where, lo, hi):
+    """Vertices [lo, hi) into their 128-bit words (parent n where not tracked), waiting nowhere."""
+    n = state.size
+    for v in range(lo, hi):
+        key[2 * v] = np.uint64(parent[v]) if track else np.uint64(n)
+        key[2 * v + 1] = _order(state[v])
+        where[v] = 0
+
+
+@njit(**_PAR)
+def _load(state, parent, track, key, where):
+    n = state.size
+    for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
+        _load_range(state, parent, track, key, where, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
+
+
+@njit(**_OPTS)
+def _store_range(state, parent, track, key, lo, hi):
+    """Vertices [lo, hi)'s values (and parents where tracked) out of their 128-bit words."""
+    for v in range(lo, hi):
+        state[v] = _value(key[2 * v + 1])
+        if track:
+            parent[v] = np.int64(key[2 * v])
+
+
+@njit(**_PAR)
+def _store(state, parent, track, key):
+    n = state.size
+    for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
+        _store_range(state, parent, track, key, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))

@@ -1,0 +1,109 @@
+"""The Python side of the whole kernels on numba's threads (:mod:`.cpu_parallel`): Afforest
+components and PageRank's pull over a CSR in memory (re-exported by :mod:`.cpu`), and
+delta-stepping's bucket width from the weights, its light CSR made once per CSR and width, and
+its scratch (:func:`.cpu.traverse_min`)."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ooc_graph import config
+
+from .cpu import _ids, _whole_threads, compiled
+from .cpu_atomic import aligned_pairs
+
+
+_typical_weights = {}  # id(weights) -> their mean over a sample, while that array lives
+_light_csrs = {}  # (id(indptr), id(weights)) -> (delta, the light CSR), while those arrays live
+
+
+def _typical_weight(weights) -> float:
+    """The mean of up to 65,536 of ``weights``, evenly spaced (once per array)."""
+    key = id(weights)
+    typical = _typical_weights.get(key)
+    if typical is None:
+        sample = weights[::max(1, weights.size // 65536)]
+        typical = _typical_weights[key] = float(sample.mean()) if sample.size else 1.0
+        weakref.finalize(weights, _typical_weights.pop, key, None)
+    return typical
+
+
+def _light_csr(parallel, indptr, indices, weights, delta: float):
+    """The arcs lighter than ``delta`` as a CSR of their own, made once per CSR (``indptr`` as the
+    engine holds it, not a view made for this call) and delta: the engine keeps its CSR between
+    calls. Its offsets are int64 or, where they fit, int32 viewed as uint32 (:func:`.cpu._ids`)."""
+    key = (id(indptr), id(weights))
+    held = _light_csrs.get(key)
+    if held is not None and held[0] == delta:
+        return held[1]
+    n = indptr.size - 1
+    counts = np.zeros(n + 1, np.int64)
+    ip, ix = _ids(indptr), _ids(indices)
+    parallel.light_counts(ip, weights, delta, counts)
+    light_indptr = np.cumsum(counts, out=counts)
+    if light_indptr[-1] < 2**31:
+        light_indptr = light_indptr.astype(np.int32).view(np.uint32)
+    light_indices = np.empty(int(light_indptr[-1]), ix.dtype)
+    light_weights = np.empty(light_indices.size, np.float64)
+    parallel.light_fill(ip, ix, weights, delta, light_indptr, light_indices, light_weights)
+    light = (light_indptr, light_indices, light_weights)
+    if held is None:
+        weakref.finalize(indptr, _light_csrs.pop, key, None)
+    _light_csrs[key] = (delta, light)
+    return light
+
+
+def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
+    """:func:`.cpu_sssp_parallel.delta_stepping` with its scratch (57 bytes a vertex where ids fit
+    32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
+    vertex; kept with the CSR). Buckets are config ``cpu.delta_width`` typical weights (the mean of
+    a sample) over the mean out-degree wide (Davidson et al.'s rule, as ``near_far_delta``)."""
+    n = state.size
+    typical = _typical_weight(w) if weighted else c
+    delta = config.get().cpu.delta_width * typical / max(indices.size / max(n, 1), 1.0)
+    if not 0 < delta < np.inf:
+        delta = np.inf if not typical > 0 else typical
+    parallel = fast.parallel()
+    ip, ix = _ids(indptr), _ids(indices)
+    if weighted:
+        light = _light_csr(parallel, indptr, indices, w, delta)
+    else:  # every arc light, or none
+        light = (ip, ix, w) if c < delta else (np.zeros(n + 1, ip.dtype), ix[:0], w)
+    ids = np.uint32 if n < 2**31 else np.int64
+    return parallel.delta_stepping(
+        ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
+        config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
+        np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
+        np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64))
+
+
+def components(indptr, indices, in_csr, symmetric: bool):
+    """Weakly connected components over a whole out-CSR held in memory (Afforest,
+    :mod:`.cpu_components`): ``(root, arcs)``, root[v] the smallest vertex of v's component
+    (int64), or None where the compiled kernels are off. ``in_csr``: the in-CSR's ``(indptr,
+    indices)`` of a directed graph, or None (then, unless ``symmetric`` says the out-CSR holds every
+    arc both ways, no component can be skipped: every arc is linked)."""
+    fast = compiled()
+    if fast is None:
+        return None
+    n = indptr.size - 1
+    ip, ix = _ids(indptr), _ids(indices)
+    in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
+    comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
+    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
+                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
+    return comp.astype(np.int64), int(arcs)
+
+
+def pull_rows(indptr, indices, x, out, lo: int, hi: int):
+    """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over a whole in-CSR held in memory, each row
+    summed in CSR order (:mod:`.cpu_pull`); None where the compiled kernels are off (nothing done)."""
+    fast = compiled()
+    if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
+        return None
+    cfg = config.get().cpu
+    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
+                              cfg.level_parallel_min_arcs)
+    return True

@@ -1,0 +1,295 @@
+"""The CPU kernels on numba's threads (kernels/cpu_parallel.py) against scipy.sparse.csgraph and
+the serial compiled kernels: the same levels, smallest parents, distances, shortest-path trees and
+component labels bit for bit, on seeded random graphs (uniform and skewed, self-loops, repeats,
+unreachable vertices) and the edge cases, with every level and round forced onto the threads
+(config ``cpu.whole_parallel_min_arcs`` and ``cpu.level_parallel_min_arcs`` 0 or small) and on
+one thread. Races show as wrong answers on some seed; run with ``NUMBA_NUM_THREADS`` above the
+cores to oversubscribe."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from ooc_graph import config
+from ooc_graph.kernels import cpu
+
+from conftest import random_edges
+
+numba = pytest.importorskip("numba", reason="the compiled CPU kernels need numba (pip install 'ooc-graph[cpu]')")
+
+from test_cpu_kernels import _csr, _skewed_edges, _tree_reference  # noqa: E402
+
+THREADS = sorted({1, numba.config.NUMBA_NUM_THREADS})
+EDGE_CASES = [(1, [], []), (1, [0], [0]), (5, [], []), (4, [0, 0, 0, 1], [1, 1, 1, 0]), (3, [1, 2], [0, 0]),
+              (6, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5]), (5, [0, 0, 3], [0, 1, 4])]
+
+
+@pytest.fixture(params=THREADS, ids=lambda t: f"{t}threads")
+def threads(request, configure):
+    """numba's threads for the test, every level and round on them where more than one."""
+    configure(cpu={"whole_parallel_min_arcs": 0, "level_parallel_min_arcs": 16, "parallel_min_threads": 1})
+    before = numba.get_num_threads()
+    numba.set_num_threads(request.param)
+    yield request.param
+    numba.set_num_threads(before)
+
+
+def _graph(seed, *, weighted=False):
+    """(n, src, dst, w): uniform or skewed, a third undirected (each arc both ways)."""
+    rng = np.random.default_rng(900 + seed)
+    n = int(rng.integers(1, 2500))
+    m = int(rng.integers(0, 10 * n))
+    if seed % 2:
+        src, dst = _skewed_edges(rng, n, m)
+    else:
+        src, dst, _ = random_edges(rng, n=n, m=m)
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    if seed % 3 == 0:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    w = None
+    if weighted:  # eighths (zeros included: plateaus) or arbitrary doubles (rounding)
+        w = rng.integers(0, 40, src.size) / 8.0 if seed % 4 < 2 else rng.random(src.size) * 10
+    return n, src, dst, w, rng
+
+
+def _weighted_csr(src, dst, w, n, dtype):
+    order = np.lexsort((dst, src))
+    indptr, indices = _csr(src, dst, n, dtype)
+    return indptr, indices, np.asarray(w, np.float64)[order]
+
+
+# -- BFS, direction-optimising (kernels/cpu_bfs_parallel.py) ------------------------------------
+SETTINGS = {"default": {}, "bottom-up": dict(bfs_alpha=2**40, bfs_min_frontier=2**40, bfs_leave_bottom_up=2**30),
+            "top-down": dict(bfs_alpha=1, bfs_min_frontier=1, bfs_leave_bottom_up=0)}
+
+
+def _bfs(n, src, dst, source, dtype=np.int32):
+    indptr, indices = _csr(src, dst, n, dtype)
+    state = np.full(n, np.inf)
+    state[source] = 0.0
+    levels, _, parent = cpu.bfs_tree(indptr, indices, source, state, lambda: _csr(dst, src, n, dtype))
+    return state, parent, levels
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+@pytest.mark.parametrize("seed", range(6))
+def test_bfs_equals_reference(threads, configure, setting, seed):
+    configure(cpu=SETTINGS[setting])
+    n, src, dst, _, rng = _graph(seed)
+    for source in {0, int(rng.integers(0, n))}:
+        hops, parent, levels = _tree_reference(n, src, dst, source)
+        for dtype in (np.int32, np.int64):
+            state, got, got_levels = _bfs(n, src, dst, source, dtype)
+            np.testing.assert_array_equal(state, hops)
+            np.testing.assert_array_equal(got, parent)
+            assert got_levels == levels
+
+
+def test_bfs_edge_cases(threads):
+    for n, src, dst in EDGE_CASES:
+        src, dst = np.array(src, np.int64), np.array(dst, np.int64)
+        for source in range(n):
+            hops, parent, levels = _tree_reference(n, src, dst, source)
+            state, got, got_levels = _bfs(n, src, dst, source)
+            np.testing.assert_array_equal(state, hops)
+            np.testing.assert_array_equal(got, parent)
+            assert got_levels == levels
+
+
+# -- SSSP by delta-stepping (kernels/cpu_sssp*.py) ----------------------------------------------
+def _sssp(indptr, indices, w, plus, frontier, state, *, tree=True):
+    """Distances and the tree (traverse_min, then tree_parents), as the engine runs them."""
+    state = state.copy()
+    parent = None
+    if tree:
+        parent = np.full(state.size, state.size, np.int64)
+        parent[frontier[0]] = frontier[0]
+    cpu.traverse_min(indptr, indices, w, frontier, state, plus, parent)
+    if tree:
+        parent = cpu.tree_parents(indptr, indices, w, state, plus, int(frontier[0]), parent)
+    return state, parent
+
+
+def _dijkstra(*args, **kw):
+    """:func:`_sssp` by Dijkstra on the calling thread (what delta-stepping is checked against)."""
+    with config.set(cpu={"delta_stepping": False, "whole_parallel_min_arcs": 2**62}):
+        return _sssp(*args, **kw)
+
+
+def _scipy_distances(n, src, dst, w, source):
+    """csgraph's Dijkstra over the lightest of each repeated arc (positive weights)."""
+    order = np.lexsort((w, dst, src))
+    s, d, ws = src[order], dst[order], w[order]
+    first = np.ones(s.size, bool)
+    first[1:] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+    A = sp.csr_matrix((ws[first], (s[first], d[first])), shape=(n, n))
+    return csgraph.dijkstra(A, indices=source)
+
+
+@pytest.mark.parametrize("width", [0.25, 2.0, 1e9])
+@pytest.mark.parametrize("seed", range(8))
+def test_sssp_equals_dijkstra_and_scipy(threads, configure, width, seed):
+    """Single-source distances (scipy's, exactly) and trees (the serial Dijkstra's), with zero
+    weights, rounding, and buckets narrow, typical and one bucket for everything."""
+    configure(cpu={"delta_width": width})
+    n, src, dst, w, rng = _graph(seed, weighted=True)
+    for dtype in (np.int32, np.int64):
+        indptr, indices, ws = _weighted_csr(src, dst, w, n, dtype)
+        source = int(rng.integers(0, n))
+        state = np.full(n, np.inf)
+        state[source] = 0.0
+        frontier = np.array([source])
+        dist, parent = _sssp(indptr, indices, ws, None, frontier, state)
+        ref_dist, ref_parent = _dijkstra(indptr, indices, ws, None, frontier, state)
+        np.testing.assert_array_equal(dist, ref_dist)
+        np.testing.assert_array_equal(parent, ref_parent)
+        if (w > 0).all():
+            np.testing.assert_allclose(dist, _scipy_distances(n, src, dst, w, source), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_propagate_min_from_many_sources(threads, configure, seed):
+    """Several frontier vertices with different values, arc weights or a constant increment (the
+    engine's propagate_min; no tree)."""
+    n, src, dst, w, rng = _graph(seed, weighted=True)
+    indptr, indices, ws = _weighted_csr(src, dst, w, n, np.int32)
+    frontier = np.unique(rng.integers(0, n, max(1, n // 50)))
+    state = np.full(n, np.inf)
+    state[frontier] = rng.integers(0, 20, frontier.size) / 4.0
+    for weights, plus in ((ws, None), (None, 1.5), (None, 0.0)):
+        got, _ = _sssp(indptr, indices, weights, plus, frontier, state, tree=False)
+        ref, _ = _dijkstra(indptr, indices, weights, plus, frontier, state, tree=False)
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("width", [0.01, 2.0])
+def test_buckets_narrower_than_the_values_spacing(threads, configure, width):
+    """Values near 1e17 (16 apart), where a bucket's bound rounds to its lowest value plus one ulp
+    and a heavy arc's sum can fall below it: the bucket then goes on (it lost those vertices)."""
+    configure(cpu={"delta_width": width})
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        n = int(rng.integers(2, 400))
+        src, dst = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+        indptr, indices, ws = _weighted_csr(src, dst, rng.integers(0, 64, src.size) * 1.0, n, np.int32)
+        frontier = np.unique(rng.integers(0, n, 3))
+        state = np.full(n, np.inf)
+        state[frontier] = 1e17 + rng.integers(0, 4, frontier.size) * 16
+        got, _ = _sssp(indptr, indices, ws, None, frontier, state, tree=False)
+        np.testing.assert_array_equal(got, _dijkstra(indptr, indices, ws, None, frontier, state, tree=False)[0])
+
+
+def test_sssp_edge_cases(threads, configure):
+    for n, src, dst in EDGE_CASES:
+        src, dst = np.array(src, np.int64), np.array(dst, np.int64)
+        indptr, indices, ws = _weighted_csr(src, dst, np.arange(src.size) % 2 * 1.5, n, np.int32)
+        for source in range(n):
+            state = np.full(n, np.inf)
+            state[source] = 0.0
+            args = (indptr, indices, ws, None, np.array([source]), state)
+            for got, ref in zip(_sssp(*args), _dijkstra(*args)):
+                np.testing.assert_array_equal(got, ref)
+
+
+# -- components by Afforest (kernels/cpu_components.py) -----------------------------------------
+def _weak_labels(n, src, dst):
+    """Each vertex's smallest vertex of its weak component (scipy)."""
+    A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    _, label = csgraph.connected_components(A, directed=True, connection="weak")
+    smallest = np.full(label.max() + 1 if n else 0, n, np.int64)
+    np.minimum.at(smallest, label, np.arange(n))
+    return smallest[label]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_components_equal_scipy(threads, configure, seed):
+    """With and without the in-CSR (directed) and on an undirected graph's symmetric CSR, also with
+    sparse graphs of many small components and no sampling rounds."""
+    n, src, dst, _, rng = _graph(seed)
+    if seed % 4 == 3:  # many components
+        keep = rng.random(src.size) < 0.1
+        src, dst = src[keep], dst[keep]
+    expect = _weak_labels(n, src, dst)
+    both_src, both_dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    for rounds in (0, 2):
+        configure(cpu={"afforest_rounds": rounds})
+        for dtype in (np.int32, np.int64):
+            ip, ix = _csr(src, dst, n, dtype)
+            for in_csr in (_csr(dst, src, n, dtype), None):
+                root, arcs = cpu.components(ip, ix, in_csr, False)
+                np.testing.assert_array_equal(root, expect)
+                assert root.dtype == np.int64 and arcs == src.size * (1 if in_csr is None else 2)
+            sym = _csr(both_src, both_dst, n, dtype)
+            np.testing.assert_array_equal(cpu.components(*sym, None, True)[0], expect)
+
+
+def test_components_edge_cases(threads):
+    for n, src, dst in EDGE_CASES + [(0, [], [])]:
+        src, dst = np.array(src, np.int64), np.array(dst, np.int64)
+        ip, ix = _csr(src, dst, n, np.int32)
+        root, _ = cpu.components(ip, ix, _csr(dst, src, n, np.int32), False)
+        np.testing.assert_array_equal(root, _weak_labels(n, src, dst) if n else [])
+
+
+# -- PageRank's pull and step (kernels/cpu_pull.py) --------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_pull_rows_equal_scipy(threads, seed):
+    """Each row summed in CSR order: scipy's product bit for bit, on any range of rows."""
+    n, src, dst, _, rng = _graph(seed)
+    x = rng.random(n)
+    ip, ix = _csr(dst, src, n, np.int32)  # the in-CSR
+    A = sp.csr_matrix((np.ones(ix.size), ix.astype(np.int64), ip.astype(np.int64)), shape=(n, n))
+    expect = A @ x
+    for lo, hi in ((0, n), (n // 3, n), (0, n // 2), (n // 2, n // 2)):
+        out = np.full(n, -1.0)
+        assert cpu.pull_rows(ip, ix, x, out, lo, hi)
+        np.testing.assert_array_equal(out[lo:hi], expect[lo:hi])
+        assert (out[:lo] == -1).all() and (out[hi:] == -1).all()
+
+
+def test_pagerank_step_the_same_on_any_threads():
+    """The step's sums by blocks: bit for bit the same on one thread and on all, and within
+    rounding of the serial kernel's."""
+    from ooc_graph.kernels import cpu_pull
+    rng = np.random.default_rng(3)
+    n = 3 * cpu_pull.BLOCK + 17
+    y, x0 = rng.random(n), rng.random(n) / n
+    inv = np.where(rng.random(n) < 0.2, 0.0, 1.0 / rng.integers(1, 9, n))
+    results = []
+    for t in THREADS:
+        numba.set_num_threads(t)
+        x, contrib = x0.copy(), np.empty(n)
+        sums = cpu_pull.pagerank_step(y, x, np.zeros(0), 1.0 / n, inv, 0.85, 0.1, contrib, True)
+        results.append((sums, x, contrib))
+    numba.set_num_threads(max(THREADS))
+    for sums, x, contrib in results[1:]:
+        assert sums == results[0][0]
+        np.testing.assert_array_equal(x, results[0][1])
+        np.testing.assert_array_equal(contrib, results[0][2])
+    new = 0.85 * (y + 0.1 / n) + 0.15 / n
+    np.testing.assert_allclose(results[0][1], new, rtol=1e-15)
+    np.testing.assert_allclose(results[0][0], (np.abs(new - x0).sum(), new[inv == 0].sum()), rtol=1e-12)
+
+
+# -- through the engine -------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_whole_calls_on_threads_equal_the_reference(tmp_path, threads, seed):
+    """bfs, sssp, wcc and pagerank with every whole kernel on numba's threads: the NumPy reference's
+    answers (integers bit for bit, PageRank within rounding) and scipy's."""
+    import ooc_graph
+    from test_cpu_kernels import _check_scipy, _run, _same
+    rng = np.random.default_rng(40 + seed)
+    n = int(rng.integers(200, 1500))
+    src, dst, w = random_edges(rng, n=n, m=8 * n, weighted=seed != 1)
+    G = ooc_graph.convert((src, dst) if w is None else (src, dst, w + 0.125 * (seed == 2)), tmp_path / "g.h5",
+                          directed=seed != 0, num_vertices=n, progress=False)
+    source = int(src[0])
+    with config.set(cpu={"whole_pull": True}):  # PageRank's pull over the in-CSR too
+        fast = _run(G, source, compiled=True)
+    with config.set(cpu={"whole_parallel_min_arcs": 2**62}):
+        ref = _run(G, source, compiled=False)
+    _same(fast, ref)
+    _check_scipy(G, source, fast)
+    assert fast["wcc"].stats["traversals"] == 1 and fast["bfs"].stats["traversals"] == 1
+    G.close()
