@@ -5,7 +5,7 @@ augmentation, costs memory in its arcs, not in its range).
 The CSR is built once per chunk load, so every pass afterwards runs as a sparse matrix-vector
 product (``pull_sum``) or a segmented reduction (``relax_min``).
 
-Where numba is installed (``pip install ooc-graph[cpu]``) the operators run compiled
+Where numba is installed (the ``cpu`` extra) the operators run compiled
 (:mod:`.cpu_compiled`), with the same results; this NumPy code is their reference.
 :func:`traverse_min`, :func:`tree_parents`, :func:`bfs_tree` and :func:`int_levels` exist only
 compiled: whole traversals over a CSR held in memory, which the engine uses in place of its
@@ -43,7 +43,8 @@ def compiled():
         except ImportError as err:
             if not (err.name or "").startswith("numba"):
                 raise
-            log.info("numba is not installed: CPU kernels run on NumPy (pip install 'ooc-graph[cpu]')")
+            log.info("numba is not installed: CPU kernels run on NumPy (install numba, or the 'cpu' extra "
+                     "from a checkout: pip install -e '.[cpu]')")
             module = False
         _compiled_module = module
     return _compiled_module or None

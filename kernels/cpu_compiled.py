@@ -1,6 +1,6 @@
 """Compiled (numba) CPU operators, and whole traversals over a CSR held in memory.
 
-:mod:`.cpu` calls these when numba is installed (``pip install ooc-graph[cpu]``); its NumPy code
+:mod:`.cpu` calls these when numba is installed (the ``cpu`` extra); its NumPy code
 stays the reference they are tested against. Results are identical to it bit for bit: a min-
 relaxation's fixed point does not depend on the order arcs are relaxed in (every value is the
 smallest rounded path sum, rounding being monotone), tie-breaks take minima, and sums run in the

@@ -73,7 +73,7 @@ def test_install_instructions_name_what_exists():
     import re
     wrong = re.compile(r"pip install ['\"]?ooc-graph")
     files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob("*.py"),
-             *(ROOT / "ooc_graph").rglob("*.py")]
+             *(ROOT / "kernels").glob("*.py"), *(ROOT / "ooc_graph").rglob("*.py")]
     found = [f"{f.relative_to(ROOT)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
              if wrong.search(line)]
     assert found == []

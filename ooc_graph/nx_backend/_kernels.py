@@ -20,7 +20,7 @@ Distances are int64 where every weight is an int (exact, as Python's sums) and f
 (the same additions in the same order as networkx's, so the same sums). The other kernels, in the
 same manner: :mod:`._kernels_structure` (k-truss, common neighbours, topological generations,
 longest DAG paths) and :mod:`._kernels_brandes` (edge betweenness). Compiled with numba when
-it is installed (``pip install ooc-graph[cpu]``); without it the same code runs as Python, slower
+it is installed (the ``cpu`` extra); without it the same code runs as Python, slower
 than networkx (``should_run`` then declines these calls).
 """
 
