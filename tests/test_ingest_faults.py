@@ -513,7 +513,7 @@ def test_reading_progress_counts_the_input_bytes(tmp_path, monkeypatch):
     bars = {}
 
     class Bar:
-        def __init__(self, *, total=None, unit="it", desc="", disable=False):
+        def __init__(self, *, total=None, unit="it", desc="", progress=None):
             self.total, self.n, self.unit = total, 0, unit
             bars[desc] = self
 
