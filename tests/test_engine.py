@@ -26,7 +26,7 @@ def graph(tmp_path_factory):
 def test_tiny_budget_same_results(graph, algo, kw):
     fn = getattr(ooc_graph, algo)
     big = fn(graph, device="cpu", **kw)
-    small = fn(graph, device="cpu", memory="24KiB", **kw)
+    small = fn(graph, device="cpu", memory="48KiB", **kw)  # 24KiB: chunks of ~20 arcs, 28 s for PageRank
     assert small.stats["chunks"] > 2 * big.stats["chunks"]
     for name, a in big.arrays().items():
         b = small.arrays()[name]

@@ -71,7 +71,7 @@ def _same(a, b, what=""):
     np.testing.assert_array_equal(a.parent, b.parent, err_msg=f"{what} parent")
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", range(30))  # the settings below repeat every 6 seeds: 5 graphs each
 def test_near_far_gives_the_answers_bit_for_bit(tmp_path, monkeypatch, configure, seed):
     G, A = _random_graph(tmp_path, seed)
     rng = np.random.default_rng(seed)
