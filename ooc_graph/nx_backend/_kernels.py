@@ -370,14 +370,7 @@ def bellman_ford(indptr, indices, weights, floats, sources, heuristic):
         qh = (qh + 1) % queue.size
         qn -= 1
         in_q[u] = False
-        skip = False
-        k = head[u]
-        while k >= 0:
-            if in_q[val[k]]:
-                skip = True
-                break
-            k = nxt[k]
-        if skip:
+        if _pred_queued(head, nxt, val, in_q, u):
             continue
         du = dist[u]
         for j in range(indptr[u], indptr[u + 1]):
@@ -404,20 +397,35 @@ def bellman_ford(indptr, indices, weights, floats, sources, heuristic):
                     found += 1
                 dist[v] = dv
                 is_float[v] = is_float[u] or (mixed and floats[j])
-                if entries == cap:
-                    nxt = np.concatenate((nxt, np.full(cap, -1, np.int64)))
-                    val = np.concatenate((val, np.full(cap, -1, np.int64)))
-                    cap *= 2
+                nxt, val, cap = _room(nxt, val, entries, cap)
                 head[v] = -1
                 entries = _append(head, tail, nxt, val, entries, v, u)
                 pred_edge[v] = u
             elif known[v] and dv == dist[v]:
-                if entries == cap:
-                    nxt = np.concatenate((nxt, np.full(cap, -1, np.int64)))
-                    val = np.concatenate((val, np.full(cap, -1, np.int64)))
-                    cap *= 2
+                nxt, val, cap = _room(nxt, val, entries, cap)
                 entries = _append(head, tail, nxt, val, entries, v, u)
     return 0, order[:found], dist, is_float, head, nxt, val
+
+
+@njit(**_OPTS)
+def _pred_queued(head, nxt, val, in_q, u):
+    """Whether one of ``u``'s predecessors is queued (networkx skips ``u`` then)."""
+    k = head[u]
+    while k >= 0:
+        if in_q[val[k]]:
+            return True
+        k = nxt[k]
+    return False
+
+
+@njit(**_OPTS)
+def _room(nxt, val, entries, cap):
+    """The predecessor links, doubled where ``entries`` fills them: ``(nxt, val, cap)``."""
+    if entries == cap:
+        nxt = np.concatenate((nxt, np.full(cap, -1, np.int64)))
+        val = np.concatenate((val, np.full(cap, -1, np.int64)))
+        cap *= 2
+    return nxt, val, cap
 
 
 # -- sums over all pairs -----------------------------------------------------------------------------
