@@ -83,8 +83,39 @@ def engine_for(graph: Graph, *, memory, device, device_memory, profile=False) ->
     return engine
 
 
-class Run:
-    """Times a run and gathers what the result reports."""
+class Call:
+    """What every algorithm call does around its work, streamed (:class:`Run`) or in memory
+    (:class:`._inmemory.InMemoryRun`): it is timed from :meth:`start`, and its result is
+    concluded in one place (:meth:`conclude`)."""
+
+    def __init__(self, G, *, strict: bool = False):
+        self.graph = as_graph(G)
+        self.strict = strict  # raise ConvergenceError for a result that did not converge
+        self.t0 = time.perf_counter()
+
+    def start(self) -> None:
+        """The work begins (after the setup a call's seconds leave out)."""
+        self.t0 = time.perf_counter()
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def conclude(self, result, store):
+        """In one process (a distributed job saves once, from the client or rank 0): raise for
+        non-convergence where asked, save the result where asked, and let go of the store's file
+        (caches stay: an open graph holds HDF5's shared lock, which would make other processes'
+        saves wait; the next read reopens it). Returns ``result``."""
+        if current_placement() is None:
+            if self.strict:
+                check_converged(result)
+            if store:
+                result.save(store if isinstance(store, str) else None)
+            self.graph.detach()
+        return result
+
+
+class Run(Call):
+    """A streamed call: its engine, the host memory of its results, and what the result reports."""
 
     def __init__(self, G, *, memory, device, device_memory=None, profile=False, outputs=(), output="numpy",
                  raise_on_nonconvergence: bool = False):
@@ -95,8 +126,7 @@ class Run:
         ``raise_on_nonconvergence``: :meth:`finish` raises :class:`ConvergenceError` for a result
         that did not converge (in one process; a distributed call raises on the client)."""
         assert output in OUTPUTS
-        self.graph = as_graph(G)
-        self.strict = check_bool("raise_on_nonconvergence", raise_on_nonconvergence)
+        super().__init__(G, strict=check_bool("raise_on_nonconvergence", raise_on_nonconvergence))
         if output == "cupy" and current_placement() is not None:
             raise ParameterError("output='cupy' keeps results on the GPU of one process; a distributed call "
                                  "returns them in host memory (use output='numpy')")
@@ -108,26 +138,18 @@ class Run:
         self.engine.results_on_device = output == "cupy"
         if output == "numpy":
             self.engine.prepare_results(outputs)
-        self.t0 = time.perf_counter()
+        self.start()
 
     def finish(self, cls, algorithm, parameters, iterations, converged, store, **arrays):
         self.engine.discard_prepared()
         s = self.engine.stats
         result = cls(algorithm=algorithm, parameters=parameters, iterations=iterations, converged=converged,
-                     seconds=time.perf_counter() - self.t0, device=self.engine.backend.name,
+                     seconds=self.seconds(), device=self.engine.backend.name,
                      stats=s.as_dict() | {"chunks": len(self.engine.bounds), "per_pass": s.per_pass,
                                           "strategies": s.strategies, "convergence": s.convergence,
                                           "timeline": s.timeline},
                      graph=self.graph, **arrays)
-        if current_placement() is None:  # a distributed job saves once, from the client or rank 0
-            if self.strict:
-                check_converged(result)
-            if store:
-                result.save(store if isinstance(store, str) else None)
-            # Let go of the file between calls (caches stay): an open graph holds HDF5's shared
-            # lock, which would make other processes' saves wait. The next read reopens it.
-            self.graph.detach()
-        return result
+        return self.conclude(result, store)
 
 
 def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, nonzero: bool = True) -> np.ndarray:

@@ -7,8 +7,6 @@ would do, instead of crawling. The device is chosen as for the streamed algorith
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ooc_graph._memory import budget, human
@@ -16,10 +14,10 @@ from ooc_graph.engine import LocalComm, current_placement, get_backend
 from ooc_graph.engine.monitor import current_watcher
 from ooc_graph.errors import DeviceError, ParameterError
 
-from ._common import as_graph
+from ._common import Call
 
 
-class InMemoryRun:
+class InMemoryRun(Call):
     """Device, budget check, comm (a distributed job's, else one process) and timing of one call.
 
     ``per_arc`` and ``per_vertex`` are the bytes the algorithm's working set takes per stored arc
@@ -27,7 +25,8 @@ class InMemoryRun:
     ``device_memory`` on a GPU)."""
 
     def __init__(self, G, name: str, *, memory, device, device_memory, per_arc: int, per_vertex: int):
-        self.graph = g = as_graph(G)
+        super().__init__(G)
+        g = self.graph
         self.name = name
         self.backend = get_backend(device, g)
         self.xp = self.backend.xp
@@ -53,7 +52,7 @@ class InMemoryRun:
                                  f"memory={human(limit)} is below it (give memory='{_round_up(need)}' or more)")
         self.spare = limit - need  # room for temporaries (blocks of work)
         self.stats = {"bytes_read": 0, "arcs_processed": 0, "passes": 0}
-        self.t0 = time.perf_counter()
+        self.start()
 
     def csr(self, weights: bool = False):
         """The out-arc CSR ``(indptr, indices[, weights])`` on the device (read whole; weights as
@@ -101,14 +100,10 @@ class InMemoryRun:
 
     def finish(self, cls, parameters, iterations, converged, store, **arrays):
         result = cls(algorithm=self.name, parameters=parameters, iterations=iterations, converged=converged,
-                     seconds=time.perf_counter() - self.t0, device=self.backend.name,
+                     seconds=self.seconds(), device=self.backend.name,
                      stats={"convergence": [], **self.stats, "per_pass": [], "timeline": []}, graph=self.graph,
                      **{k: self.to_host(v) for k, v in arrays.items()})
-        if current_placement() is None:  # a distributed job saves once, from the client or rank 0
-            if store:
-                result.save(store if isinstance(store, str) else None)
-            self.graph.detach()  # let go of the file between calls, as the streamed algorithms do
-        return result
+        return self.conclude(result, store)
 
 
 def _round_up(nbytes: int) -> str:
