@@ -124,6 +124,20 @@ def _top_down_branchy(indptr, indices, queue, head, stop, tail, key, code):
 
 
 @njit(**_OPTS)
+def _parent_in(in_indptr, in_indices, front, v):
+    """The first of v's in-arcs (sources ascending) whose source's bit is set in the bitmap
+    ``front``: ``(its source, arcs looked at)``, the source -1 where none is."""
+    start, end = in_indptr[v], in_indptr[v + 1]
+    j = start
+    while j < end:
+        u = np.int64(in_indices[j])
+        j += 1
+        if (front[u >> 6] >> np.uint64(u & 63)) & np.uint64(1):
+            return u, j - start
+    return np.int64(-1), end - start
+
+
+@njit(**_OPTS)
 def _bottom_up(in_indptr, in_indices, queue, head, tail, key, code, front):
     """One level bottom-up: every unreached vertex looks through its in-arcs (sources ascending)
     for one on the frontier queue[head:tail] (a bitmap: ``front``) and stops at the first, its
@@ -135,17 +149,12 @@ def _bottom_up(in_indptr, in_indices, queue, head, tail, key, code, front):
     arcs = 0
     for v in range(key.size):
         if key[v] == UNREACHED_KEY:
-            start, end = in_indptr[v], in_indptr[v + 1]
-            j = start
-            while j < end:
-                u = in_indices[j]
-                j += 1
-                if (front[u >> 6] >> np.uint64(u & 63)) & np.uint64(1):
-                    key[v] = code | np.uint64(u)
-                    queue[tail] = v
-                    tail += 1
-                    break
-            arcs += j - start
+            u, looked = _parent_in(in_indptr, in_indices, front, v)
+            arcs += looked
+            if u >= 0:
+                key[v] = code | np.uint64(u)
+                queue[tail] = v
+                tail += 1
     return tail, arcs
 
 
@@ -213,13 +222,20 @@ def bfs_tree(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs,
         found = tail - stop
         head = stop
     ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6] = head, tail, cur, unexplored, arcs, found, done
-    for v in range(n):  # over the keys (read through state: vectorised) and the queue
+    _finish_range(state, parent, 0, n)
+    return 0
+
+
+@njit(**_OPTS)
+def _finish_range(state, parent, lo, hi):
+    """Vertices [lo, hi)'s keys to levels (inf where unreached) and parents (-1 at the root and
+    where unreached), over the keys (read through state: vectorised) and the queue."""
+    for v in range(lo, hi):
         k = _bits(state[v])
         level = k >> _LEVEL_SHIFT
         reached = k != UNREACHED_KEY
         parent[v] = np.int64(k & _PARENT_MASK) if reached and level > 1 else -1
         state[v] = (level - 1.0) if reached else np.inf
-    return 0
 
 
 @njit(**_OPTS)

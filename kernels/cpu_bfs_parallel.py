@@ -21,27 +21,20 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_atomic import atomic_add, atomic_min, atomic_or
-from .cpu_bfs import _LEVEL_SHIFT, _PARENT_MASK, UNREACHED_KEY, _bits, _top_down_branchless, _top_down_branchy
+from .cpu_bfs import _LEVEL_SHIFT, UNREACHED_KEY, _finish_range, _parent_in, _top_down_branchless, _top_down_branchy
+from .cpu_chunks import VERTEX_CHUNK, arc_position, flush, push
 
 _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
 
-# Frontier vertices per chunk of the arc count (VERTEX_CHUNK), arcs a thread takes at a time in a
-# top-down level (ARC_CHUNK), vertices a thread takes at a time in a bottom-up level and in the
-# final pass (a multiple of 64: whole bitmap words), vertices a thread queues before it reserves
-# their slots (QUEUE_BUFFER).
-VERTEX_CHUNK = 256
+# Arcs a thread takes at a time in a top-down level (ARC_CHUNK), vertices a thread takes at a
+# time in a bottom-up level and in the final pass (a multiple of 64: whole bitmap words), vertices
+# a thread queues before it reserves their slots (QUEUE_BUFFER). Frontier vertices per chunk of
+# the arc count: :data:`.cpu_chunks.VERTEX_CHUNK`.
 ARC_CHUNK = 4096
 RANGE_CHUNK = 4096
 QUEUE_BUFFER = 512
 _ONE = np.uint64(1)
-
-
-@njit(**_OPTS)
-def _flush(queue, tailbox, buf, b):
-    at = atomic_add(tailbox, 0, b)
-    for i in range(b):
-        queue[at + i] = buf[i]
 
 
 @njit(**_OPTS)
@@ -97,24 +90,7 @@ def _top_down_parallel(indptr, indices, queue, head, stop, key, code, chunk_arcs
                 break
             lo = c * ARC_CHUNK
             rem = min(lo + ARC_CHUNK, total) - lo
-            # the vertex chunk holding arc lo, then the vertex
-            a, z = 0, (f + VERTEX_CHUNK - 1) // VERTEX_CHUNK
-            while z - a > 1:
-                mid = (a + z) // 2
-                if chunk_arcs[mid] <= lo:
-                    a = mid
-                else:
-                    z = mid
-            pos = chunk_arcs[a]
-            h = head + a * VERTEX_CHUNK
-            while True:
-                u = queue[h]
-                d = indptr[u + 1] - indptr[u]
-                if pos + d > lo:
-                    break
-                pos += d
-                h += 1
-            j = indptr[u] + (lo - pos)
+            h, j = arc_position(indptr, queue, head, f, chunk_arcs, lo)
             while rem > 0:
                 u = queue[h]
                 end = indptr[u + 1]
@@ -124,17 +100,13 @@ def _top_down_parallel(indptr, indices, queue, head, stop, key, code, chunk_arcs
                     v = indices[jj]
                     if key[v] > cand:
                         if atomic_min(key, v, cand) == UNREACHED_KEY:
-                            buf[b] = v
-                            b += 1
-                            if b == QUEUE_BUFFER:
-                                _flush(queue, tailbox, buf, b)
-                                b = 0
+                            b = push(queue, tailbox, buf, b, v)
                 rem -= take
                 h += 1
                 if rem > 0:
                     j = indptr[queue[h]]
         if b:
-            _flush(queue, tailbox, buf, b)
+            flush(queue, tailbox, buf, b)
     return tailbox[0]
 
 
@@ -174,27 +146,18 @@ def _bottom_up_parallel(in_indptr, in_indices, indptr, queue, key, code, front, 
             word = np.uint64(0)
             for v in range(lo, hi):
                 if key[v] == UNREACHED_KEY:
-                    start, end = in_indptr[v], in_indptr[v + 1]
-                    j = start
-                    while j < end:
-                        u = in_indices[j]
-                        j += 1
-                        if (front[u >> 6] >> np.uint64(u & 63)) & _ONE:
-                            key[v] = code | np.uint64(u)
-                            word |= _ONE << np.uint64(v & 63)
-                            found_arcs += indptr[v + 1] - indptr[v]
-                            buf[b] = v
-                            b += 1
-                            if b == QUEUE_BUFFER:
-                                _flush(queue, tailbox, buf, b)
-                                b = 0
-                            break
-                    looked += j - start
+                    u, arcs = _parent_in(in_indptr, in_indices, front, v)
+                    looked += arcs
+                    if u >= 0:
+                        key[v] = code | np.uint64(u)
+                        word |= _ONE << np.uint64(v & 63)
+                        found_arcs += indptr[v + 1] - indptr[v]
+                        b = push(queue, tailbox, buf, b, v)
                 if (v & 63) == 63 or v == hi - 1:
                     after[v >> 6] = word
                     word = np.uint64(0)
         if b:
-            _flush(queue, tailbox, buf, b)
+            flush(queue, tailbox, buf, b)
         sums[0, t] = looked
         sums[1, t] = found_arcs
     return tailbox[0]
@@ -205,12 +168,7 @@ def _finish(state, parent, threads):
     """Keys to levels (inf where unreached) and parents (-1 at the root and where unreached)."""
     n = state.size
     for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
-        for v in range(c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK)):
-            k = _bits(state[v])
-            level = k >> _LEVEL_SHIFT
-            reached = k != UNREACHED_KEY
-            parent[v] = np.int64(k & _PARENT_MASK) if reached and level > 1 else -1
-            state[v] = (level - 1.0) if reached else np.inf
+        _finish_range(state, parent, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
 
 
 @njit(**_OPTS)
@@ -272,11 +230,6 @@ def bfs_tree_parallel(indptr, indices, in_indptr, in_indices, bottom_up, alpha, 
     if n >= parallel_arcs:
         _finish(state, parent, threads)
     else:
-        for v in range(n):
-            k = _bits(state[v])
-            level = k >> _LEVEL_SHIFT
-            reached = k != UNREACHED_KEY
-            parent[v] = np.int64(k & _PARENT_MASK) if reached and level > 1 else -1
-            state[v] = (level - 1.0) if reached else np.inf
+        _finish_range(state, parent, 0, n)
     return 0
 

@@ -22,6 +22,21 @@ _OPTS = dict(cache=True, nogil=True)
 
 
 @njit(**_OPTS)
+def _add(acc, stamp, touched, met, cu, mark, w):
+    """Weight ``w`` added to community cu's sum in ``acc``, whose entries count only where
+    ``stamp`` holds ``mark`` (the vertex or community being visited): a community met the first
+    time in this visit is stamped, its sum cleared and it is listed in touched[met]. Returns the
+    communities met."""
+    if stamp[cu] != mark:
+        stamp[cu] = mark
+        acc[cu] = 0.0
+        touched[met] = cu
+        met += 1
+    acc[cu] += w
+    return met
+
+
+@njit(**_OPTS)
 def sweep(indptr, indices, weights, k, order, c, tot, m2, gamma, acc, stamp, touched, active):
     """One sweep over ``order`` (vertices whose ``active`` flag is clear are skipped; a vertex
     that moves sets its neighbours'). ``c``, ``tot`` (the weighted degree of each community),
@@ -39,13 +54,7 @@ def sweep(indptr, indices, weights, k, order, c, tot, m2, gamma, acc, stamp, tou
         kv = k[v]
         met = 0
         for j in range(indptr[v], indptr[v + 1]):
-            cu = c[indices[j]]
-            if stamp[cu] != v:
-                stamp[cu] = v
-                acc[cu] = 0.0
-                touched[met] = cu
-                met += 1
-            acc[cu] += weights[j]
+            met = _add(acc, stamp, touched, met, c[indices[j]], v, weights[j])
         tot[cv] -= kv
         own = acc[cv] if stamp[cv] == v else 0.0
         stay = own - scale * kv * tot[cv]
@@ -124,13 +133,8 @@ def aggregate(indptr, indices, weights, loops, c, k):
                 cu = c[indices[j]]
                 if cu == x:
                     inner += weights[j]
-                    continue
-                if stamp[cu] != x:
-                    stamp[cu] = x
-                    acc[cu] = 0.0
-                    touched[met] = cu
-                    met += 1
-                acc[cu] += weights[j]
+                else:
+                    met = _add(acc, stamp, touched, met, cu, x, weights[j])
         new_loops[x] += inner / 2.0
         for t in range(met):
             out_idx[at] = touched[t]

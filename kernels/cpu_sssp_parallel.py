@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .cpu_chunks import VERTEX_CHUNK
 from .cpu_sssp_piles import (_far_minimum, _far_minimum_parallel, _load, _load_range, _split_far, _split_far_parallel,
                              _store, _store_range, _take_parallel, _take_serial)
-from .cpu_sssp_relax import _ALL, _FAR, _NEAR, VERTEX_CHUNK, _drain, _relax, _relax_parallel, _scratch, _value
+from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _drain, _relax, _relax_parallel, _scratch, _value
 
 _OPTS = dict(cache=True, nogil=True)
 

@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_atomic import atomic_add, atomic_exchange, cas
-from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _TAKEN, BUFFER, VERTEX_CHUNK, _flush, _order, _value
+from .cpu_chunks import VERTEX_CHUNK, flush
+from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _TAKEN, _order, _value
 
 _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
@@ -62,7 +63,7 @@ def _take_chunk(indptr, key, where, cur, lo, hi, du, settle, seen, stamp, settle
         du[i] = _value(key[2 * u + 1])
         s += indptr[u + 1] - indptr[u]
     if b:
-        _flush(settled, settled_box, buf, b)
+        flush(settled, settled_box, buf, b)
     return s
 
 
@@ -139,34 +140,19 @@ def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads
     chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
     counter, near_box, kept_box = boxes[0:1], boxes[1:2], boxes[2:3]
     for _t in prange(threads):
-        near_buf = np.empty(BUFFER, near.dtype)
-        kept_buf = np.empty(BUFFER, kept.dtype)
-        nb = kb = 0
+        near_buf = np.empty(RANGE_CHUNK, near.dtype)
+        kept_buf = np.empty(RANGE_CHUNK, kept.dtype)
         while True:
             c = atomic_add(counter, 0, 1)
             if c >= chunks:
                 break
-            for i in range(c * RANGE_CHUNK, min(size, (c + 1) * RANGE_CHUNK)):
-                v = far[i]
-                if where[v] != _FAR:
-                    continue
-                if _value(key[2 * v + 1]) < bound:
-                    if cas(where, v, _FAR, _NEAR) == _FAR:
-                        near_buf[nb] = v
-                        nb += 1
-                        if nb == BUFFER:
-                            _flush(near, near_box, near_buf, nb)
-                            nb = 0
-                else:
-                    kept_buf[kb] = v
-                    kb += 1
-                    if kb == BUFFER:
-                        _flush(kept, kept_box, kept_buf, kb)
-                        kb = 0
-        if nb:
-            _flush(near, near_box, near_buf, nb)
-        if kb:
-            _flush(kept, kept_box, kept_buf, kb)
+            lo = c * RANGE_CHUNK
+            hi = min(size, lo + RANGE_CHUNK)
+            nb, kb = _split_far(key, where, far[lo:hi], hi - lo, bound, near_buf, kept_buf)
+            if nb:
+                flush(near, near_box, near_buf, nb)
+            if kb:
+                flush(kept, kept_box, kept_buf, kb)
 
 
 @njit(**_OPTS)

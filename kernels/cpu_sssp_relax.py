@@ -15,11 +15,11 @@ from numba import njit, prange
 
 from .cpu_atomic import atomic_add, cas, cas128, load_acquire
 from .cpu_bfs import _bits, _from_bits, _prefetch
+from .cpu_chunks import arc_position, flush, push
 
 _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
 
-VERTEX_CHUNK = 256  # frontier vertices per entry of the arc prefix
 ARC_CHUNK = 4096  # arcs a thread takes at a time
 BUFFER = 512  # vertices a thread queues before it reserves their slots
 # Prefetch distances while scanning a frontier: its vertices' offsets and rows (in frontier
@@ -43,36 +43,13 @@ def _value(k):
 
 
 @njit(**_OPTS)
-def _flush(pile, box, buf, b):
-    at = atomic_add(box, 0, b)
-    for i in range(b):
-        pile[at + i] = buf[i]
-
-
-@njit(**_OPTS)
 def _scan(indptr, indices, weights, weighted, plus, key, cur, du, chunk_arcs, f, lo, hi, n, cv, cc, cp):
     """The arcs [lo, hi) of the frontier cur[:f] (its arcs numbered in frontier order; du: each
     frontier vertex's value when the round began) whose sum is not above the target's value
     now: their targets, sums and offered parents into cv, cc, cp (hi - lo slots). A loop with no
     atomics, so that LLVM schedules its loads freely (with :func:`_offer`'s compare-and-swap in
     it, a pass over every arc took twice as long). Returns how many."""
-    a, z = 0, (f + VERTEX_CHUNK - 1) // VERTEX_CHUNK
-    while z - a > 1:
-        mid = (a + z) // 2
-        if chunk_arcs[mid] <= lo:
-            a = mid
-        else:
-            z = mid
-    pos = chunk_arcs[a]
-    i = a * VERTEX_CHUNK
-    while True:
-        u = cur[i]
-        d = indptr[u + 1] - indptr[u]
-        if pos + d > lo:
-            break
-        pos += d
-        i += 1
-    j = indptr[cur[i]] + (lo - pos)
+    i, j = arc_position(indptr, cur, 0, f, chunk_arcs, lo)
     rem = hi - lo
     m = 0
     last = indices.size - _AHEAD_KEYS
@@ -133,18 +110,10 @@ def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, 
                 if s == _NEAR:
                     break
                 if cas(where, v, s, _NEAR) == s:
-                    near_buf[nb] = v
-                    nb += 1
-                    if nb == BUFFER:
-                        _flush(near, near_box, near_buf, nb)
-                        nb = 0
+                    nb = push(near, near_box, near_buf, nb, v)
                     break
         elif where[v] == 0 and cas(where, v, 0, _FAR) == 0:
-            far_buf[fb] = v
-            fb += 1
-            if fb == BUFFER:
-                _flush(far, far_box, far_buf, fb)
-                fb = 0
+            fb = push(far, far_box, far_buf, fb, v)
     return nb, fb
 
 
@@ -173,9 +142,9 @@ def _scratch(ids):
 def _drain(scratch, near, near_box, far, far_box):
     _cv, _cc, _cp, near_buf, far_buf, fill = scratch
     if fill[0]:
-        _flush(near, near_box, near_buf, fill[0])
+        flush(near, near_box, near_buf, fill[0])
     if fill[1]:
-        _flush(far, far_box, far_buf, fill[1])
+        flush(far, far_box, far_buf, fill[1])
     fill[0] = fill[1] = 0
 
 

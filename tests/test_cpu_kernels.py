@@ -277,6 +277,22 @@ def _skewed_edges(rng, n, m):
     return np.concatenate([src, src[:k], np.arange(0, n, 7)]), np.concatenate([dst, dst[:k], np.arange(0, n, 7)])
 
 
+def _seeded_graph(rng, seed, max_n, arcs_per_vertex):
+    """(n, src, dst) as int64: below ``max_n`` vertices and ``arcs_per_vertex`` arcs per vertex,
+    uniform (even seed) or skewed (odd) random arcs, undirected (each arc both ways) where the
+    seed is a multiple of 3."""
+    n = int(rng.integers(1, max_n))
+    m = int(rng.integers(0, arcs_per_vertex * n))
+    if seed % 2:
+        src, dst = _skewed_edges(rng, n, m)
+    else:
+        src, dst, _ = random_edges(rng, n=n, m=m)
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    if seed % 3 == 0:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    return n, src, dst
+
+
 def _csr(rows, cols, n, dtype):
     """CSR with each row sorted (as the store writes both of its CSRs), in ``dtype``."""
     order = np.lexsort((cols, rows))
@@ -327,15 +343,7 @@ def test_bfs_tree_equals_reference(configure, setting, seed):
     repeats, unreachable vertices), top-down, bottom-up and mixed, on 32- and 64-bit CSRs."""
     configure(cpu=dict(zip(_BFS, SETTINGS[setting])))
     rng = np.random.default_rng(500 + seed)
-    n = int(rng.integers(1, 3000))
-    m = int(rng.integers(0, 12 * n))
-    if seed % 2:
-        src, dst = _skewed_edges(rng, n, m)
-    else:
-        src, dst, _ = random_edges(rng, n=n, m=m)
-    src, dst = src.astype(np.int64), dst.astype(np.int64)
-    if seed % 3 == 0:  # an undirected graph: each arc both ways
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    n, src, dst = _seeded_graph(rng, seed, 3000, 12)
     for source in {0, int(rng.integers(0, n)), int(src[0]) if src.size else 0}:
         hops, parent, levels = _tree_reference(n, src, dst, source)
         for dtype in (np.int32, np.int64):

@@ -18,7 +18,7 @@ from conftest import random_edges
 
 numba = pytest.importorskip("numba", reason="the compiled CPU kernels need numba (pip install 'ooc-graph[cpu]')")
 
-from test_cpu_kernels import _csr, _skewed_edges, _tree_reference  # noqa: E402
+from test_cpu_kernels import _csr, _seeded_graph, _tree_reference  # noqa: E402
 
 THREADS = sorted({1, numba.config.NUMBA_NUM_THREADS})
 EDGE_CASES = [(1, [], []), (1, [0], [0]), (5, [], []), (4, [0, 0, 0, 1], [1, 1, 1, 0]), (3, [1, 2], [0, 0]),
@@ -38,15 +38,7 @@ def threads(request, configure):
 def _graph(seed, *, weighted=False):
     """(n, src, dst, w): uniform or skewed, a third undirected (each arc both ways)."""
     rng = np.random.default_rng(900 + seed)
-    n = int(rng.integers(1, 2500))
-    m = int(rng.integers(0, 10 * n))
-    if seed % 2:
-        src, dst = _skewed_edges(rng, n, m)
-    else:
-        src, dst, _ = random_edges(rng, n=n, m=m)
-    src, dst = src.astype(np.int64), dst.astype(np.int64)
-    if seed % 3 == 0:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    n, src, dst = _seeded_graph(rng, seed, 2500, 10)
     w = None
     if weighted:  # eighths (zeros included: plateaus) or arbitrary doubles (rounding)
         w = rng.integers(0, 40, src.size) / 8.0 if seed % 4 < 2 else rng.random(src.size) * 10
