@@ -95,38 +95,46 @@ def bidirectional_bfs(indptr, indices, rindptr, rindices, s, t):
     nf, nr = 1, 1
     while nf and nr:
         if nf <= nr:
-            k = 0
-            for i in range(nf):
-                v = fwd[i]
-                for j in range(indptr[v], indptr[v + 1]):
-                    w = indices[j]
-                    if pred[w] == UNSEEN:
-                        fwd_next[k] = w
-                        k += 1
-                        pred[w] = v
-                    if succ[w] != UNSEEN:
-                        return pred, succ, w
-            fwd, fwd_next, nf = fwd_next, fwd, k
+            nf, meet = _bfs_level(indptr, indices, fwd, nf, fwd_next, pred, succ)
+            fwd, fwd_next = fwd_next, fwd
         else:
-            k = 0
-            for i in range(nr):
-                v = rev[i]
-                for j in range(rindptr[v], rindptr[v + 1]):
-                    w = rindices[j]
-                    if succ[w] == UNSEEN:
-                        succ[w] = v
-                        rev_next[k] = w
-                        k += 1
-                    if pred[w] != UNSEEN:
-                        return pred, succ, w
-            rev, rev_next, nr = rev_next, rev, k
+            nr, meet = _bfs_level(rindptr, rindices, rev, nr, rev_next, succ, pred)
+            rev, rev_next = rev_next, rev
+        if meet != NONE:
+            return pred, succ, meet
     return pred, succ, NONE
 
 
-# -- a heap of (distance, count, node), as heapq orders networkx's tuples --------------------------
+@njit(**_OPTS)
+def _bfs_level(indptr, indices, fringe, size, nxt, mine, other):
+    """One level of :func:`bidirectional_bfs`, either way: expands ``fringe[:size]`` into ``nxt``,
+    each new node's discoverer into ``mine``; returns ``(nxt's size, meet)``, ``meet`` the first
+    node that ``other`` has seen (-1 none)."""
+    k = 0
+    for i in range(size):
+        v = fringe[i]
+        for j in range(indptr[v], indptr[v + 1]):
+            w = indices[j]
+            if mine[w] == UNSEEN:
+                mine[w] = v
+                nxt[k] = w
+                k += 1
+            if other[w] != UNSEEN:
+                return k, w
+    return k, NONE
+
+
+# -- a heap of (distance, count, node), as heapq orders networkx's tuples (:mod:`._kernels_brandes`'s too)
 @njit(**_OPTS)
 def _less(dk, ck, a, b):
     return dk[a] < dk[b] or (dk[a] == dk[b] and ck[a] < ck[b])
+
+
+@njit(**_OPTS)
+def _swap(dk, ck, vk, a, b):
+    dk[a], dk[b] = dk[b], dk[a]
+    ck[a], ck[b] = ck[b], ck[a]
+    vk[a], vk[b] = vk[b], vk[a]
 
 
 @njit(**_OPTS)
@@ -136,9 +144,7 @@ def _push(dk, ck, vk, size, d, c, v):
     while i > 0:
         p = (i - 1) >> 1
         if _less(dk, ck, i, p):
-            dk[i], dk[p] = dk[p], dk[i]
-            ck[i], ck[p] = ck[p], ck[i]
-            vk[i], vk[p] = vk[p], vk[i]
+            _swap(dk, ck, vk, i, p)
             i = p
         else:
             break
@@ -149,9 +155,7 @@ def _push(dk, ck, vk, size, d, c, v):
 def _pop(dk, ck, vk, size):
     """Removes the smallest entry into slot ``size - 1``; returns the new size."""
     last = size - 1
-    dk[0], dk[last] = dk[last], dk[0]
-    ck[0], ck[last] = ck[last], ck[0]
-    vk[0], vk[last] = vk[last], vk[0]
+    _swap(dk, ck, vk, 0, last)
     i = 0
     while True:
         a = 2 * i + 1
@@ -160,9 +164,7 @@ def _pop(dk, ck, vk, size):
         b = a + 1
         m = b if b < last and _less(dk, ck, b, a) else a
         if _less(dk, ck, m, i):
-            dk[i], dk[m] = dk[m], dk[i]
-            ck[i], ck[m] = ck[m], ck[i]
-            vk[i], vk[m] = vk[m], vk[i]
+            _swap(dk, ck, vk, m, i)
             i = m
         else:
             break

@@ -1,11 +1,12 @@
 """networkx's ``edge_betweenness_centrality`` compiled (as :mod:`._kernels`): Brandes' accumulation
-over a BFS, or over networkx's Dijkstra with its own (distance, count, predecessor, node) heap."""
+over a BFS, or over networkx's Dijkstra with its (distance, count, predecessor, node) heap: :mod:`._kernels`'s
+(distance, count, node) heap, each push's predecessor kept by its count."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import _OPTS, njit
+from ._kernels import _OPTS, _pop, _push, njit
 
 
 # -- edge betweenness ---------------------------------------------------------------------------------
@@ -98,18 +99,18 @@ def _bfs_counts(indptr, indices, s, sigma, dist, state, order, preds, links):
 def _dijkstra_counts(indptr, indices, weights, s, sigma, dist, seen, state, order, preds, links, heap):
     """Shortest-path counts from ``s`` by weight, as networkx's Dijkstra finds them (its
     (distance, count, predecessor, node) heap); how many nodes were settled."""
-    dk, ck, vk, fromk = heap
+    dk, ck, vk, fromk = heap  # fromk[c]: the predecessor pushed with count c (counts are distinct)
     entries = 0
     settled = 0
     count = 0
-    dk[0], ck[0], vk[0], fromk[0] = dist[s] * 0, count, s, s
-    size = 1
+    size = _push(dk, ck, vk, 0, dist[s] * 0, count, s)
+    fromk[count] = s
     count += 1
     state[s] = 1
     seen[s] = dist[s] * 0
     while size:
-        size = _pop4(dk, ck, vk, fromk, size)
-        d, v, p = dk[size], vk[size], fromk[size]
+        size = _pop(dk, ck, vk, size)
+        d, v, p = dk[size], vk[size], fromk[ck[size]]
         if state[v] == 2:
             continue
         sigma[v] += sigma[p]  # the source too, as networkx's (every count doubled: ratios exact)
@@ -123,7 +124,8 @@ def _dijkstra_counts(indptr, indices, weights, s, sigma, dist, seen, state, orde
             if state[w] != 2 and (state[w] == 0 or vw < seen[w]):
                 state[w] = 1
                 seen[w] = vw
-                size = _push4(dk, ck, vk, fromk, size, vw, count, v, w)
+                size = _push(dk, ck, vk, size, vw, count, w)
+                fromk[count] = v
                 count += 1
                 sigma[w] = 0.0
                 preds[0, w] = -1  # P[w] = [v]
@@ -132,49 +134,3 @@ def _dijkstra_counts(indptr, indices, weights, s, sigma, dist, seen, state, orde
                 sigma[w] += sigma[v]
                 entries = _add_pred(preds, links, entries, w, j, v)
     return settled
-
-
-@njit(**_OPTS)
-def _less4(dk, ck, a, b):
-    return dk[a] < dk[b] or (dk[a] == dk[b] and ck[a] < ck[b])
-
-
-@njit(**_OPTS)
-def _swap4(dk, ck, vk, fk, a, b):
-    dk[a], dk[b] = dk[b], dk[a]
-    ck[a], ck[b] = ck[b], ck[a]
-    vk[a], vk[b] = vk[b], vk[a]
-    fk[a], fk[b] = fk[b], fk[a]
-
-
-@njit(**_OPTS)
-def _push4(dk, ck, vk, fk, size, d, c, p, v):
-    i = size  # at most one push an arc and the source's: the heap has room
-    dk[i], ck[i], vk[i], fk[i] = d, c, v, p
-    while i > 0:
-        q = (i - 1) >> 1
-        if _less4(dk, ck, i, q):
-            _swap4(dk, ck, vk, fk, i, q)
-            i = q
-        else:
-            break
-    return size + 1
-
-
-@njit(**_OPTS)
-def _pop4(dk, ck, vk, fk, size):
-    last = size - 1
-    _swap4(dk, ck, vk, fk, 0, last)
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= last:
-            break
-        b = a + 1
-        m = b if b < last and _less4(dk, ck, b, a) else a
-        if _less4(dk, ck, m, i):
-            _swap4(dk, ck, vk, fk, m, i)
-            i = m
-        else:
-            break
-    return last

@@ -47,17 +47,11 @@ def truss(indptr, indices, k):
     alive = np.ones(ne, np.bool_)
     support = np.zeros(ne, np.int64)
     for e in range(ne):
-        a, b = indptr[eu[e]], indptr[ev[e]]
         ea, eb = indptr[eu[e] + 1], indptr[ev[e] + 1]
+        a, b = _next_common(indices, indptr[eu[e]], ea, indptr[ev[e]], eb)
         while a < ea and b < eb:
-            if indices[a] < indices[b]:
-                a += 1
-            elif indices[a] > indices[b]:
-                b += 1
-            else:
-                support[e] += 1
-                a += 1
-                b += 1
+            support[e] += 1
+            a, b = _next_common(indices, a + 1, ea, b + 1, eb)
     need = k - 2
     queue = np.empty(ne, np.int64)
     queued = np.zeros(ne, np.bool_)
@@ -72,25 +66,33 @@ def truss(indptr, indices, k):
         e = queue[head]
         head += 1
         alive[e] = False
-        a, b = indptr[eu[e]], indptr[ev[e]]
         ea, eb = indptr[eu[e] + 1], indptr[ev[e] + 1]
+        a, b = _next_common(indices, indptr[eu[e]], ea, indptr[ev[e]], eb)
         while a < ea and b < eb:
-            if indices[a] < indices[b]:
-                a += 1
-            elif indices[a] > indices[b]:
-                b += 1
-            else:
-                f, g = eid[a], eid[b]
-                if alive[f] and alive[g]:
-                    for h in (f, g):
-                        support[h] -= 1
-                        if support[h] < need and not queued[h]:
-                            queued[h] = True
-                            queue[tail] = h
-                            tail += 1
-                a += 1
-                b += 1
+            f, g = eid[a], eid[b]
+            if alive[f] and alive[g]:
+                for h in (f, g):
+                    support[h] -= 1
+                    if support[h] < need and not queued[h]:
+                        queued[h] = True
+                        queue[tail] = h
+                        tail += 1
+            a, b = _next_common(indices, a + 1, ea, b + 1, eb)
     return eu, ev, alive
+
+
+@njit(**_OPTS)
+def _next_common(indices, a, ea, b, eb):
+    """From positions ``a`` and ``b`` in two sorted rows (ending at ``ea`` and ``eb``), the
+    positions of the next entry they share; ``a == ea`` or ``b == eb`` where there is none."""
+    while a < ea and b < eb:
+        if indices[a] < indices[b]:
+            a += 1
+        elif indices[a] > indices[b]:
+            b += 1
+        else:
+            break
+    return a, b
 
 
 @njit(**_OPTS)
@@ -104,32 +106,26 @@ def common_neighbours(indptr, indices, degree, us, vs, want):
     union = np.zeros(p, np.int64)
     total = np.zeros(p, np.float64)
     for i in range(p):
-        a, ea = indptr[us[i]], indptr[us[i] + 1]
-        b, eb = indptr[vs[i]], indptr[vs[i] + 1]
+        ea, eb = indptr[us[i] + 1], indptr[vs[i] + 1]
+        a, b = _next_common(indices, indptr[us[i]], ea, indptr[vs[i]], eb)
         c = 0
         both = 0
         s = 0.0
         bad = False
         while a < ea and b < eb:
-            if indices[a] < indices[b]:
-                a += 1
-            elif indices[a] > indices[b]:
-                b += 1
-            else:
-                w = indices[a]
-                both += 1
-                a += 1
-                b += 1
-                if w == us[i] or w == vs[i]:
-                    continue
-                c += 1
-                if want == 1:
-                    s += 1.0 / degree[w]
-                elif want == 2:
-                    if degree[w] == 1:
-                        bad = True
-                    else:
-                        s += 1.0 / np.log(degree[w])
+            w = indices[a]
+            both += 1
+            a, b = _next_common(indices, a + 1, ea, b + 1, eb)
+            if w == us[i] or w == vs[i]:
+                continue
+            c += 1
+            if want == 1:
+                s += 1.0 / degree[w]
+            elif want == 2:
+                if degree[w] == 1:
+                    bad = True
+                else:
+                    s += 1.0 / np.log(degree[w])
         count[i] = -1 if bad else c
         union[i] = (indptr[us[i] + 1] - indptr[us[i]]) + (indptr[vs[i] + 1] - indptr[vs[i]]) - both
         total[i] = s

@@ -116,6 +116,7 @@ def _positive(G, weight):
 
 
 def _betweenness_can_run(arguments):
+    """Node and edge betweenness alike."""
     k = arguments.get("k")
     if _nxver < (3, 6) and k is not None and k != len(arguments["G"]):
         return "k sampled sources on networkx before 3.6 (its rescaling of a sample changed in 3.6; this is 3.6's)"
@@ -143,14 +144,7 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
 
 
 # -- edge betweenness ------------------------------------------------------------------------------
-def _edge_betweenness_can_run(arguments):
-    k = arguments.get("k")
-    if _nxver < (3, 6) and k is not None and k != len(arguments["G"]):
-        return "k sampled sources on networkx before 3.6 (its rescaling of a sample changed in 3.6; this is 3.6's)"
-    return weight_is_name(arguments)
-
-
-@networkx_function(_edge_betweenness_can_run)
+@networkx_function(_betweenness_can_run)  # the same sources and checks as betweenness_centrality's
 def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None):
     """networkx's own computation (:func:`._kernels_brandes.edge_brandes`), compiled: the same sources (drawn
     by networkx's ``random.Random``), sums and rescaling, keyed by ``G.edges()``."""

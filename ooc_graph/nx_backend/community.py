@@ -8,19 +8,16 @@ import numpy as np
 import ooc_graph
 
 from .components import groups
-from .functions import _options, networkx_function, node_set, numbers
+from .functions import _options, networkx_function, node_set, numbers, weight_is_name
 
 
 def _louvain_can_run(arguments):
     if arguments["G"].is_directed():
         return "directed modularity is not supported (ooc_graph.louvain takes undirected graphs)"
-    w = arguments.get("weight", "weight")
-    if w is not None and not isinstance(w, str):
-        return "weight must be an attribute name"
     resolution = arguments.get("resolution", 1)
     if isinstance(resolution, (int, float)) and not resolution > 0:
         return "a resolution of zero or less is not supported (ooc_graph.louvain takes a positive one)"
-    return True
+    return weight_is_name(arguments)
 
 
 def _louvain(G, weight, resolution, threshold, max_level, seed):
@@ -65,14 +62,7 @@ def louvain_partitions(G, weight="weight", resolution=1, threshold=1e-07, seed=N
     return (_partition(G, labels) for labels in r.levels)
 
 
-def _modularity_can_run(arguments):
-    w = arguments.get("weight")
-    if w is not None and not isinstance(w, str):
-        return "weight must be an attribute name"
-    return True
-
-
-@networkx_function(_modularity_can_run)
+@networkx_function(weight_is_name)
 def modularity(G, communities, weight="weight", resolution=1):
     if not isinstance(communities, list):
         communities = list(communities)

@@ -128,19 +128,13 @@ def node_connected_component(G, n):
     return node_set(G, np.flatnonzero(labels == labels[G.id_of(n)]))
 
 
-@networkx_function(one_pass=True)
-def weakly_connected_components(G):
-    return _sets(G, _components(G))
-
-
-@networkx_function(one_pass=True)
-def number_weakly_connected_components(G):
-    return len(_components(G))
-
-
-@networkx_function(one_pass=True)
-def is_weakly_connected(G):
-    return _one_component(G, number_weakly_connected_components)
+# weakly_*: the same components (networkx's weak ones of a directed graph are those of its undirected
+# view, which _components finds), the same null-graph error; networkx refuses undirected graphs first
+for _name, _fn in (("weakly_connected_components", connected_components),
+                   ("number_weakly_connected_components", number_connected_components),
+                   ("is_weakly_connected", is_connected)):
+    networkx_function(one_pass=True, name=_name)(_fn)
+del _name, _fn
 
 
 # networkx's not_implemented_for("undirected") refuses undirected graphs before dispatching

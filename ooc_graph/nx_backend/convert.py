@@ -7,17 +7,10 @@ import numpy as np
 
 from . import traversal as T
 from . import weighted as W
-from .functions import _nx, networkx_function
+from .functions import _nx, networkx_function, weight_is_name
 
 
-def _scipy_can_run(arguments):
-    w = arguments.get("weight")
-    if w is not None and not isinstance(w, str):
-        return "weight must be an attribute name"
-    return True
-
-
-@networkx_function(_scipy_can_run)
+@networkx_function(weight_is_name)
 def to_scipy_sparse_array(G, nodelist=None, dtype=None, weight="weight", format="csr"):
     import scipy.sparse
     nx = _nx()
@@ -81,10 +74,7 @@ def to_dict_of_lists(G, nodelist=None):
 def _ego_can_run(arguments):
     if arguments.get("undirected") and arguments["G"].is_directed():
         return "undirected=True on a directed graph is not supported (networkx searches G.to_undirected())"
-    d = arguments.get("distance")
-    if d is not None and not isinstance(d, str):
-        return "distance must be an attribute name"
-    return True
+    return weight_is_name(arguments, "distance")
 
 
 @networkx_function(_ego_can_run)

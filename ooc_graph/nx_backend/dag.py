@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels_structure as K
-from .functions import _nx, networkx_function, numbers
+from .functions import _nx, networkx_function, numbers, weight_is_name
 
 
 def _generations(G):
@@ -41,10 +41,7 @@ def is_directed_acyclic_graph(G):
 def _longest_can_run(arguments):
     if arguments.get("topo_order") is not None:
         return "topo_order is not supported (the order is networkx's topological_sort)"
-    w = arguments.get("weight")
-    if w is not None and not isinstance(w, str):
-        return "weight must be an attribute name"
-    return True
+    return weight_is_name(arguments)
 
 
 def _longest(G, weight, default_weight):

@@ -7,7 +7,7 @@ import numpy as np
 
 import ooc_graph
 
-from .functions import _nx, _options, by_node, networkx_function, numbers, scale_of
+from .functions import _nx, _options, by_node, networkx_function, numbers, scale_of, weight_is_name
 
 
 def _pagerank_can_run(arguments):
@@ -15,10 +15,7 @@ def _pagerank_can_run(arguments):
         return "nstart is not supported (the iteration starts from the teleport distribution)"
     if arguments.get("dangling") is not None:
         return "dangling is not supported (dangling mass follows personalization, as by default)"
-    w = arguments.get("weight")
-    if w is not None and not isinstance(w, str):
-        return "weight must be an attribute name"
-    return True
+    return weight_is_name(arguments)
 
 
 @networkx_function(_pagerank_can_run)
