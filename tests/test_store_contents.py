@@ -50,11 +50,11 @@ CASES = [  # (what, tamper, algorithm call, words in the error)
      ["dataset csr/out/indptr", "position 11", "below the offset before it"]),
     ("degree disagrees", _set("vertex/out_degree", 3, 10 ** 6), "ooc_graph.pagerank(G, device='cpu')",
      ["dataset vertex/out_degree", "1000000", "position 3", "csr/out/indptr"]),
-    ("CEL source id past its interval", _set("cel/src", 7, 60000), "ooc_graph.wcc(G, device='cpu')",
+    ("CEL source id past its interval", _set("cel/src", 7, 60000), "ooc_graph.pagerank(G, device='cpu')",
      ["dataset cel/src", "60000", "position 7", "0..999"]),
     ("CEL destination id past its interval", _set("cel/dst", 8, 1000), "ooc_graph.pagerank(G, device='cpu')",
      ["dataset cel/dst", "1000", "position 8"]),
-    ("negative CEL weight", _set("cel/weight", 7, -5.0), "ooc_graph.wcc(G, device='cpu')",
+    ("negative CEL weight", _set("cel/weight", 7, -5.0), "ooc_graph.pagerank(G, device='cpu', weight='weight')",
      ["dataset cel/weight", "-5.0", "position 7", "min_weight"]),
     ("negative CSR weight", _set("csr/out/weights", 7, -5.0), "ooc_graph.sssp(G, 0, device='cpu')",
      ["dataset csr/out/weights", "-5.0", "position 7", "min_weight"]),
@@ -105,9 +105,9 @@ def test_checked_once_and_recorded_beside_not_in_the_store(tmp_path, counted):
         h5.attrs["store_id"] = h5.attrs["store_id"]
     time.sleep(stamps.RACY_NS / 1e9)
     G = ooc_graph.open(path)
-    ooc_graph.wcc(G, device="cpu")
-    ooc_graph.wcc(G, device="cpu")
-    assert counted == ["cel"]  # lazily, once: wcc reads the CEL, never the CSR
+    ooc_graph.pagerank(G, device="cpu")
+    ooc_graph.pagerank(G, device="cpu")
+    assert counted == ["degree:out", "cel"]  # lazily, once: PageRank streams the CEL, never reads the CSR
     ooc_graph.bfs(G, 0, device="cpu")
     ooc_graph.bfs(G, 1, device="cpu")
     assert {"csr:out", "degree:out"} <= set(counted) <= {"cel", "csr:out", "degree:out", "csr:in", "degree:in"}
@@ -118,7 +118,7 @@ def test_checked_once_and_recorded_beside_not_in_the_store(tmp_path, counted):
     stamps._MEMO.clear()  # another process: the record in the cache folder
     G = ooc_graph.open(path)
     ooc_graph.bfs(G, 0, device="cpu")
-    ooc_graph.wcc(G, device="cpu")
+    ooc_graph.pagerank(G, device="cpu")
     G.close()
     assert counted == done
     records = os.listdir(os.environ[stamps.CACHE_ENV])
@@ -127,7 +127,7 @@ def test_checked_once_and_recorded_beside_not_in_the_store(tmp_path, counted):
         h5["cel/src"][7] = 60000
     G = ooc_graph.open(path)
     with pytest.raises(StoreError, match="cel/src holds 60000 at position 7"):
-        ooc_graph.wcc(G, device="cpu")
+        ooc_graph.pagerank(G, device="cpu")
 
 
 def test_stores_this_library_writes_are_not_checked_again(tmp_path, counted):
