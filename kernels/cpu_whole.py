@@ -12,7 +12,6 @@ import numpy as np
 from ooc_graph import config
 
 from .cpu import _ids, _whole_threads, compiled
-from .cpu_atomic import aligned_pairs
 
 
 _typical_weights = {}  # id(weights) -> their mean over a sample, while that array lives
@@ -72,6 +71,7 @@ def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, paren
     else:  # every arc light, or none
         light = (ip, ix, w) if c < delta else (np.zeros(n + 1, ip.dtype), ix[:0], w)
     ids = np.uint32 if n < 2**31 else np.int64
+    from .cpu_atomic import aligned_pairs  # numba's: imported on first use, not with the package
     return parallel.delta_stepping(
         ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
         config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),

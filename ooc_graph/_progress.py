@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from tqdm.auto import tqdm
-
 from .errors import ParameterError
 
 
@@ -38,6 +36,7 @@ LINE = "{desc}: iteration {n}{postfix} [{elapsed}]"
 def progress_bar(*, total=None, unit="it", desc="", progress=None, disable=False, bar_format=None):
     """A tqdm bar with SI-scaled rates (arcs/s), drawn as :func:`shown` says (never with ``disable``);
     ``bar_format`` as tqdm's (:data:`LINE` for an iterative run)."""
+    from tqdm.auto import tqdm  # on first use: tqdm.auto imports asyncio and looks for IPython (~0.15 s)
     return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, leave=False, dynamic_ncols=True,
                 disable=disable or not shown(progress), bar_format=bar_format)
 

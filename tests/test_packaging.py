@@ -105,3 +105,15 @@ def test_the_version_is_written_once():
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "ooc_graph.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", ooc_graph.__version__)
     assert ooc_graph.__version__ not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_import_leaves_the_heavy_dependencies_for_first_use():
+    """``import ooc_graph`` imports none of CuPy, numba, dask, distributed, pandas, pyarrow,
+    networkx, matplotlib or tqdm.auto (its asyncio and IPython look-up): each comes with the
+    first call that uses it (issue 31: a start-up that imports only what the call uses)."""
+    heavy = ["cupy", "numba", "llvmlite", "dask", "distributed", "pandas", "pyarrow", "networkx", "matplotlib",
+             "tqdm.auto", "asyncio"]
+    code = f"import sys, ooc_graph; print([m for m in {heavy!r} if m in sys.modules])"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]"

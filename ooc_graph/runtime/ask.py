@@ -6,7 +6,6 @@ no one; those that start a job name the worker that could not answer.
 
 from __future__ import annotations
 
-import asyncio
 
 from ooc_graph.errors import JobError
 
@@ -61,6 +60,8 @@ def on_workers(client, fn, *args, workers: list, keep: bool = False) -> dict:
     :data:`~.limits.RUN_SECONDS`: ``{worker: its answer, the exception it raised or met, or
     UNANSWERED}``. A frozen or dead worker holds up no one; ``keep``: calls not answered in time
     go on (a cancel still reaches a worker that wakes up) instead of being dropped."""
+    import asyncio  # with dask, on first use (not with the package)
+
     async def each():
         calls = {w: asyncio.ensure_future(client.run(fn, *args, workers=[w], on_error="return", asynchronous=True))
                  for w in workers}
