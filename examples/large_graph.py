@@ -143,7 +143,11 @@ def reporting(what: str, store: Path, expected: int, every: float):
     def written() -> int:
         total = 0
         for path in [store, *store.parent.glob(f".{store.name}.*")]:
-            for f in [path] if path.is_file() else path.rglob("*"):
+            try:  # the build's scratch folders come and go meanwhile
+                files = [path] if path.is_file() else list(path.rglob("*"))
+            except OSError:
+                continue
+            for f in files:
                 try:
                     total += f.stat().st_size if f.is_file() else 0
                 except OSError:  # removed meanwhile
