@@ -113,6 +113,13 @@ def _damaged(path, msg) -> StoreError:
     return StoreError(f"{path}: {msg}; the store is damaged (convert the graph again)")
 
 
+def _check_shape(h5, attrs, path, name, length, attr) -> None:
+    """Dataset ``name`` holds ``length`` elements, as attribute ``attr`` says."""
+    got = h5[name].shape
+    if got != (length,):
+        raise _damaged(path, f"attribute {attr} = {attrs[attr]} contradicts dataset {name} of shape {got}")
+
+
 def _check_attrs(attrs, path) -> None:
     def bad(msg):
         return _damaged(path, msg)
@@ -161,9 +168,7 @@ def _check_datasets(h5, attrs, path) -> None:
         return _damaged(path, msg)
 
     def shape(name, length, attr):
-        got = h5[name].shape
-        if got != (length,):
-            raise bad(f"attribute {attr} = {attrs[attr]} contradicts dataset {name} of shape {got}")
+        _check_shape(h5, attrs, path, name, length, attr)
 
     n, arcs, weighted = attrs["num_vertices"], attrs["num_arcs"], attrs["weighted"]
     for name in (F.IN_DEGREE, F.OUT_DEGREE) + ((F.LABELS,) if F.LABELS in h5 else ()):
@@ -229,9 +234,7 @@ def _check_tables(h5, attrs, path) -> dict:
         return _damaged(path, msg)
 
     def shape(name, length, attr):
-        got = h5[name].shape
-        if got != (length,):
-            raise bad(f"attribute {attr} = {attrs[attr]} contradicts dataset {name} of shape {got}")
+        _check_shape(h5, attrs, path, name, length, attr)
 
     n, arcs, k, nb = (attrs[x] for x in ("num_vertices", "num_arcs", "num_intervals", "num_blocks"))
     shape(F.CEL_INTERVALS, k + 1, "num_intervals")
