@@ -667,11 +667,10 @@ def test_triangle_neighbour_pairs_with_ids_near_the_key_limit(n):
 
 # -- result segments -----------------------------------------------------------------------------------
 @pytest.mark.skipif(not segments.SHARED_DIR.is_dir(), reason="no /dev/shm")
-def test_result_segment_for_2_30_vertices(monkeypatch):
+def test_result_segment_for_2_30_vertices():
     """A result of 2**30 + 3 float64 values: the segment (sparse, nothing written) holds exactly
     its 8 GiB and 24 bytes."""
-    pool = segments.Pool()
-    monkeypatch.setattr(segments, "_POOL", pool)
+    pool = segments.Pool()  # its own: the allocator is given its key
     empty, find, made = segments.allocator("job-large-offsets", pool.key, [], lock_pages=False)
     try:
         array = empty(((1 << 30) + 3,), np.float64)

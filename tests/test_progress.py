@@ -112,7 +112,6 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
     """calls.follow passes each new report of rank 0 on once while the job runs, then the final
     one (Ctrl-C cancels it), and the registry gives run_distributed the listener (gpus=/client=/workers=)."""
     from ooc_graph.runtime import calls
-    monkeypatch.setattr(calls, "PROGRESS_POLL_SECONDS", 0)
 
     class Job:
         def __init__(self, records):
@@ -135,11 +134,11 @@ def test_a_job_on_a_cluster_forwards_rank_zeros_reports(monkeypatch):
     heard = []
     job = Job([None, {"state": "running", "iteration": 1, "measure": 0.5}, {"state": "running", "iteration": 1},
                {"state": "unresponsive", "worker": "w", "waited": 1.0}, {"iteration": 2, "measure": 0.1}])
-    calls.follow(job, lambda i, m: heard.append((i, m)))
+    calls.follow(job, lambda i, m: heard.append((i, m)), poll=0)
     assert heard == [(1, 0.5), (2, 0.1), (3, 0.01)] and not job.cancelled  # the last iteration too
     job = Job([{"iteration": 1}, KeyboardInterrupt()])
     with pytest.raises(KeyboardInterrupt):
-        calls.follow(job, lambda i, m: None)
+        calls.follow(job, lambda i, m: None, poll=0)
     assert job.cancelled
     given = {}
 

@@ -47,13 +47,13 @@ def test_progress_records_are_bounded_and_copied():
     assert s.progress("a") is None and s.progress("c") is not None
 
 
-def test_the_plugin_closes_the_stores_at_teardown(store, monkeypatch):
+def test_the_plugin_closes_the_stores_at_teardown(store):
     pytest.importorskip("distributed")
     from ooc_graph.runtime import plugins, worker_state
-    s = WorkerState()
-    monkeypatch.setattr(worker_state, "_CURRENT", s)
     plugin = plugins.KeepWorkerState()
     plugin.setup(None)
+    s = worker_state.current()  # this process's, as on a worker
+    s.release_all()
     g, state = s.checkout(store)
     g.csr("out")
     s.checkin(store, g, state)

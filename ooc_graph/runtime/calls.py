@@ -54,9 +54,10 @@ def run_distributed(algorithm: str, G, kwargs: dict, *, gpus=None, client=None, 
 PROGRESS_POLL_SECONDS = 0.5
 
 
-def follow(job: Job, on_report) -> None:
+def follow(job: Job, on_report, *, poll: float = PROGRESS_POLL_SECONDS) -> None:
     """Call ``on_report(iteration, measure)`` with rank 0's latest report, each new one once,
-    until ``job`` is no longer pending or running, then its final one; Ctrl-C cancels it."""
+    until ``job`` is no longer pending or running, then its final one, looking every ``poll``
+    seconds; Ctrl-C cancels it."""
     last = None
     try:
         while True:
@@ -67,7 +68,7 @@ def follow(job: Job, on_report) -> None:
                 on_report(last, record.get("measure"))
             if not running:
                 return
-            time.sleep(PROGRESS_POLL_SECONDS)
+            time.sleep(poll)
     except KeyboardInterrupt:
         job.cancel()
         raise
