@@ -30,8 +30,8 @@ from . import launch as _launch
 from . import reply as _reply
 from . import segments as _segments
 from . import worker as _worker
-from .lifecycle import Lifecycle
 from .ask import UNANSWERED, alive_workers, answers, closed, first_line, hubs, no_direct_starts, on_workers
+from .lifecycle import Lifecycle
 from .limits import RUN_SECONDS
 
 __all__ = ["submit", "Job", "alive_workers", "hubs"]
