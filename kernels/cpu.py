@@ -20,11 +20,14 @@ import logging
 import time
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ooc_graph import config
+
+if TYPE_CHECKING:  # scipy.sparse is imported where a batch is built: it costs ~0.2 s to import
+    import scipy.sparse as sp
 
 log = logging.getLogger("ooc_graph.kernels")
 
@@ -121,6 +124,7 @@ def seconds_between(a: float, b: float) -> float:
 
 def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:
     """Global ids from local ones (per-block bases repeated over block lengths), then CSR by destination."""
+    import scipy.sparse as sp
     src = src_local.astype(np.int64) + np.repeat(np.asarray(src_base, np.int64), lengths)
     row = dst_local.astype(np.int64) + np.repeat(np.asarray(dst_base, np.int64) - dst_lo, lengths)
     # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.

@@ -6,7 +6,6 @@ by :mod:`.cpu`, whose batches (CSR by destination) these take."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import cpu
 
@@ -76,6 +75,7 @@ def _weighted(batch: "cpu.Batch"):
     """The batch's CSR with the arc weights as values (shares its index arrays)."""
     wm = getattr(batch, "_weighted_matrix", None)
     if wm is None:
+        import scipy.sparse as sp
         m = batch.matrix
         wm = sp.csr_matrix((batch.weight, m.indices, m.indptr), shape=m.shape)
         batch._weighted_matrix = wm
