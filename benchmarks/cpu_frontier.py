@@ -1,14 +1,16 @@
-"""The CPU backend against GAP's figures and NetworKit (issue 29): BFS from three sources, SSSP on
-the arc weights, WCC and PageRank to 1e-6, as whole calls (``device="cpu"``), warm and a fresh
+"""The CPU backend against GAP's figures and NetworKit (issue 29): BFS and SSSP (on the arc weights)
+from three sources, WCC and PageRank to 1e-6, as whole calls (``device="cpu"``), warm and a fresh
 process's first call, at each thread count asked for, with NetworKit (parallel C++; its BFS and
 Dijkstra run on one thread) on the same graph in the same run.
 
     python benchmarks/cpu_frontier.py --work /tmp/ooc-bench --scale 22 \\
         --road ../shared/data/road/NW.gr.xz --threads 1,2 --warm 5 --name 2core
 
+    python3 benchmarks/cpu_frontier.py --anchor anchor_graph.py --scale 22 --threads 16,2   # GPU host
+
 Graphs: ``ooc_graph.generate.rmat(path, SCALE, 16, seed=1, directed=True, weighted=True)``
-(Graph500 R-MAT; the anchors' exact graph, ``../shared/bench/anchor_graph.py``, is drawn with
-CuPy and needs a GPU) with sources its hub and two random vertices with out-arcs (numpy
+(Graph500 R-MAT), or with ``--anchor`` the anchors' exact graph and weights
+(``../shared/bench/anchor_graph.py``, drawn with CuPy: a GPU machine), with sources its hub and two random vertices with out-arcs (numpy
 default_rng(7), as the anchors' rule), and a road graph from vertex 0 (unweighted: its SSSP is a
 BFS with parents). Each measurement runs in a process of its own with ``NUMBA_NUM_THREADS`` (and
 NetworKit's threads) set to the count: warm figures are the minimum and median of ``--warm``
@@ -48,7 +50,7 @@ def _sources(G):
 def _calls(G, sources):
     import ooc_graph
     calls = [(f"bfs {s}", lambda s=s: ooc_graph.bfs(G, s, device="cpu")) for s in sources]
-    calls.append((f"sssp {sources[0]}", lambda: ooc_graph.sssp(G, sources[0], device="cpu")))
+    calls += [(f"sssp {s}", lambda s=s: ooc_graph.sssp(G, s, device="cpu")) for s in sources]
     calls.append(("wcc", lambda: ooc_graph.wcc(G, device="cpu")))
     calls.append(("pagerank", lambda: ooc_graph.pagerank(G, device="cpu", **PAGERANK)))
     return calls
@@ -148,10 +150,11 @@ def measure_networkit(path: str, warm: int, threads: int) -> dict:
         algo, out[f"bfs {s}"] = timed(lambda s=s: nk.distance.BFS(g, s, storePaths=False))
         d = np.asarray(algo.getDistances())
         out[f"bfs {s}"]["reached"] = int((d < 1e300).sum())
-    algo, out[f"sssp {sources[0]}"] = timed(lambda: nk.distance.Dijkstra(g, sources[0], storePaths=False))
-    d = np.asarray(algo.getDistances())
-    finite = d < 1e300
-    out[f"sssp {sources[0]}"].update(reached=int(finite.sum()), distance_sum=float(d[finite].sum()))
+    for s in sources:
+        algo, out[f"sssp {s}"] = timed(lambda s=s: nk.distance.Dijkstra(g, s, storePaths=False))
+        d = np.asarray(algo.getDistances())
+        finite = d < 1e300
+        out[f"sssp {s}"].update(reached=int(finite.sum()), distance_sum=float(d[finite].sum()))
     make_cc = (lambda: nk.components.WeaklyConnectedComponents(g)) if G.directed else \
         (lambda: nk.components.ConnectedComponents(g))
     algo, out["wcc"] = timed(make_cc)
@@ -192,7 +195,14 @@ def stores(a) -> list:
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     out = []
-    if a.scale:
+    if a.anchor:  # the anchors' exact graph, weights and sources (drawn with CuPy: a GPU machine)
+        path = work / f"anchor{a.scale}.h5"
+        if not path.exists():
+            sys.path.insert(0, str(HERE))
+            from frontier import anchor_store, load_anchor
+            anchor_store(load_anchor(a.anchor), a.scale, work)[0].close()
+        out.append((f"anchor{a.scale}", path))
+    elif a.scale:
         path = work / f"rmat{a.scale}.h5"
         if not path.exists():
             ooc_graph.generate.rmat(path, a.scale, 16, seed=1, directed=True, weighted=True, progress=False)
@@ -218,6 +228,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", default="/tmp/ooc-bench")
     p.add_argument("--scale", type=int, default=22)
+    p.add_argument("--anchor", help="the anchors' anchor_graph.py: its R-MAT of --scale instead of "
+                   "ooc_graph.generate.rmat's (needs CuPy and a GPU to draw)")
     p.add_argument("--road")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--warm", type=int, default=5)
