@@ -85,6 +85,9 @@ def _ids(indices):
     return indices.view(np.uint32) if indices.dtype == np.int32 else indices
 
 
+# prepare() sorts a chunk's arcs by destination with the compiled counting sort (kernels/cpu_batches.py)
+# where its destinations span at most this many times its arcs (plus 65,536), else with NumPy's argsort.
+COUNTING_SORT_SPAN = 4
 _NO_WEIGHTS = np.zeros(0, np.float64)
 _NO_FLAGS = np.zeros(0, np.bool_)
 _NO_IDS = np.zeros(0, np.int64)
@@ -125,6 +128,17 @@ def seconds_between(a: float, b: float) -> float:
 def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:
     """Global ids from local ones (per-block bases repeated over block lengths), then CSR by destination."""
     import scipy.sparse as sp
+    idx_dtype = np.int32 if num_vertices <= np.iinfo(np.int32).max else np.int64
+    cols = max(num_vertices, 1)
+    m = int(np.sum(lengths))
+    if compiled() is not None and m and dst_hi - dst_lo <= COUNTING_SORT_SPAN * m + (1 << 16):
+        from .cpu_batches import csr_by_destination
+        made = csr_by_destination(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi,
+                                  idx_dtype)
+        if made is not None:
+            indptr, indices, rows, row_start, w = made
+            matrix = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(rows.size, cols))
+            return Batch(dst_lo, dst_hi, matrix, w, rows, row_start)
     src = src_local.astype(np.int64) + np.repeat(np.asarray(src_base, np.int64), lengths)
     row = dst_local.astype(np.int64) + np.repeat(np.asarray(dst_base, np.int64) - dst_lo, lengths)
     # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.
@@ -133,10 +147,9 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
     row_start = np.flatnonzero(np.diff(row, prepend=-1)) if row.size else np.zeros(0, np.int64)
     rows = row[row_start]
     indptr = np.append(row_start, row.size)
-    idx_dtype = np.int32 if num_vertices <= np.iinfo(np.int32).max else np.int64
     indices = src[order].astype(idx_dtype)
     matrix = sp.csr_matrix((np.ones(indices.size), indices, indptr.astype(idx_dtype, copy=False)),
-                           shape=(rows.size, max(num_vertices, 1)))
+                           shape=(rows.size, cols))
     w = None if weight is None else np.asarray(weight, np.float64)[order]
     return Batch(dst_lo, dst_hi, matrix, w, rows.astype(np.int64), row_start.astype(np.int64))
 

@@ -417,3 +417,41 @@ def test_bfs_through_the_engine(tmp_path, monkeypatch, directed):
     np.testing.assert_array_equal(top_down.depth, ref["bfs"].depth)
     np.testing.assert_array_equal(top_down.parent, ref["bfs"].parent)
     assert top_down.iterations == ref["bfs"].iterations
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_batches_are_the_argsort_batches(seed):
+    """A chunk's CSR by destination from the compiled counting sort (kernels/cpu_batches.py) is
+    NumPy's stable argsort's, array for array and dtype for dtype: several blocks of one or more
+    destination intervals, weights or none, 32- or 64-bit ids, empty blocks and rows."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.choice([16, 256, 65536]))
+    n = int(rng.choice([5 * size, (1 << 31) + size])) if seed % 4 == 3 else 5 * size
+    blocks = int(rng.integers(1, 6))
+    lengths = rng.integers(0, 400, blocks)
+    lengths[rng.integers(0, blocks)] = 0
+    src_iv, dst_iv = rng.integers(0, n // size, blocks), rng.integers(2, 4, blocks)
+    local = np.uint16 if size <= 65536 else np.uint32
+    src_local = rng.integers(0, size, lengths.sum()).astype(local)
+    dst_local = np.concatenate([np.sort(rng.integers(0, size, k)) for k in lengths]).astype(local)
+    weight = None if seed % 2 else rng.random(lengths.sum()).astype(np.float32)
+    args = (src_local, dst_local, weight, src_iv * size, dst_iv * size, lengths, 2 * size, 4 * size, n)
+    from ooc_graph.kernels import cpu_batches
+    with config.set({"cpu.compiled": False}):
+        ref = cpu.prepare(*args)
+    fast = cpu.prepare(*args)
+    made = cpu_batches.csr_by_destination(*args[:-1], ref.matrix.indices.dtype)  # whatever the span
+    for got in ((fast.matrix.indptr, fast.matrix.indices, fast.rows, fast.row_start, fast.weight), made):
+        for a, b in zip(got, (ref.matrix.indptr, ref.matrix.indices, ref.rows, ref.row_start, ref.weight)):
+            assert (a is None) == (b is None) and (a is None or (a.dtype == b.dtype and np.array_equal(a, b)))
+    assert np.array_equal(fast.matrix.data, ref.matrix.data) and fast.matrix.shape == ref.matrix.shape
+
+
+def test_a_chunk_with_a_destination_outside_its_range_is_sorted_by_numpy():
+    """The counting sort counts only destinations inside [dst_lo, dst_hi) (it writes unchecked):
+    one outside hands the chunk to the argsort, which takes any."""
+    from ooc_graph.kernels import cpu_batches
+    src, dst = np.array([1, 2, 3], np.uint16), np.array([0, 5, 9], np.uint16)
+    assert cpu_batches.csr_by_destination(src, dst, None, [0], [0], [3], 0, 8, np.int32) is None
+    batch = cpu.prepare(src, dst, None, [0], [0], [3], 0, 8, 20)
+    assert batch.dst().tolist() == [0, 5, 9] and batch.matrix.indices.tolist() == [1, 2, 3]
