@@ -15,7 +15,8 @@ unweighted), built in ``--work`` unless there. Every timing runs in a fresh proc
     after the same drop, and ``h5py_read_*``: h5py reading the datasets the call reads;
   * ``in_process``: the first call of a process (import and open apart) and the median of warm
     calls after it, with the bytes the call read;
-  * ``import``: ``import ooc_graph`` against importing the third-party modules it loads.
+  * ``import``: ``import ooc_graph`` against importing the third-party modules it loads;
+  * ``first_call_profile`` (``--profile``): cProfile's top functions of a fresh process's first call.
 Writes ``results/cold-call-<name>.json`` with the command and the machine.
 """
 
@@ -76,6 +77,19 @@ print(json.dumps({"import_s": imported, "first_s": first, "warm_median_s": stati
                   "warm_s": warm, "first_bytes_read": nbytes, "iterations": int(r.iterations)}))
 """
 
+CHILD_PROFILE = r"""
+import cProfile, io, json, pstats, sys, time
+import ooc_graph
+G = ooc_graph.open(sys.argv[1]); call = getattr(ooc_graph, sys.argv[2])
+prof = cProfile.Profile(); t = time.perf_counter()
+prof.runcall(call, G, device=sys.argv[3]); first = time.perf_counter() - t
+out = {"first_s": first}
+for key in ("tottime", "cumulative"):
+    text = io.StringIO(); pstats.Stats(prof, stream=text).sort_stats(key).print_stats(30)
+    out[key] = text.getvalue().splitlines()[-40:]
+print(json.dumps(out))
+"""
+
 CHILD_H5PY = r"""
 import json, sys, time, h5py
 names = json.loads(sys.argv[2]); t = time.perf_counter(); n = 0
@@ -122,6 +136,7 @@ def main():
     p.add_argument("--work", default="/tmp/ooc-cold")
     p.add_argument("--name", default="gpu")
     p.add_argument("--out", default=str(HERE / "results"))
+    p.add_argument("--profile", action="store_true", help="also cProfile a fresh process's first call")
     a = p.parse_args()
     import ooc_graph
     work = Path(a.work)
@@ -154,6 +169,8 @@ def main():
     rec["in_process_disk"] = json.loads(wall([PY, "-c", CHILD_IN_PROCESS, str(store), a.algorithm, a.device,
                                               "1"])[1])
     rec["import"] = imports(max(a.repeat, 5))
+    if a.profile:  # where a first call's time goes (page cache warm), for whoever works on it next
+        rec["first_call_profile"] = json.loads(wall([PY, "-c", CHILD_PROFILE, str(store), a.algorithm, a.device])[1])
     text = json.dumps(rec, indent=2)
     print(text)
     out = Path(a.out) / f"cold-call-{a.name}.json"
