@@ -14,7 +14,7 @@ Graphs: ``ooc_graph.generate.rmat(path, SCALE, 16, seed=1, directed=True, weight
 default_rng(7), as the anchors' rule), and a road graph from vertex 0 (unweighted: its SSSP is a
 BFS with parents). Each measurement runs in a process of its own with ``NUMBA_NUM_THREADS`` (and
 NetworKit's threads) set to the count: warm figures are the minimum and median of ``--warm``
-calls after one call; ``first`` is the first call of a fresh process (import and open not
+calls after one call (``kernel_s``: the passes of the last, the compiled kernels' share); ``first`` is the first call of a fresh process (import and open not
 counted; reported beside it) and ``h5py_read`` the seconds a plain h5py read of the datasets
 that call needs takes in a fresh process. ``--baseline DIR`` (a checkout of an earlier commit
 whose ``ooc_graph/kernels`` links to its ``kernels``) runs the same warm calls on that code.
@@ -35,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ALGORITHMS = ("bfs", "sssp", "wcc", "pagerank")
 PAGERANK = {"tol": 1e-6, "max_iter": 100}
+WHOLE_PULL = os.environ.get("CPU_FRONTIER_WHOLE_PULL") == "1"  # also time "pagerank whole_pull"
 
 
 # -- in a measuring process ------------------------------------------------------------------
@@ -53,7 +54,16 @@ def _calls(G, sources):
     calls += [(f"sssp {s}", lambda s=s: ooc_graph.sssp(G, s, device="cpu")) for s in sources]
     calls.append(("wcc", lambda: ooc_graph.wcc(G, device="cpu")))
     calls.append(("pagerank", lambda: ooc_graph.pagerank(G, device="cpu", **PAGERANK)))
+    if WHOLE_PULL:
+        calls.append(("pagerank whole_pull", lambda: _whole_pull(G)))
     return calls
+
+
+def _whole_pull(G):
+    """PageRank with config cpu.whole_pull (the pull over the in-CSR in place of the cached chunks)."""
+    import ooc_graph
+    with ooc_graph.config.set({"cpu.whole_pull": True}):
+        return ooc_graph.pagerank(G, device="cpu", **PAGERANK)
 
 
 def measure_warm(path: str, warm: int) -> dict:
@@ -69,6 +79,7 @@ def measure_warm(path: str, warm: int) -> dict:
             r = call()
             times.append(time.perf_counter() - t)
         entry = {"min_s": min(times), "median_s": float(np.median(times)), "times_s": times,
+                 "kernel_s": sum(float(p["seconds"]) for p in r.stats["per_pass"]),  # the last call's passes
                  "iterations": int(r.iterations), "arcs_processed": int(r.stats["arcs_processed"])}
         if name.startswith("bfs"):
             entry["reached"] = int((r.depth != ooc_graph.UNREACHABLE).sum())
@@ -80,7 +91,8 @@ def measure_warm(path: str, warm: int) -> dict:
             entry["components"] = int(np.unique(r.labels).size)
         else:
             entry["per_iteration_ms"] = 1e3 * entry["min_s"] / max(r.iterations, 1)
-            np.save(Path(path).with_suffix(".pagerank.npy"), r.values)
+            if name == "pagerank":
+                np.save(Path(path).with_suffix(".pagerank.npy"), r.values)
         out[name] = entry
         print(name, entry["min_s"], flush=True, file=sys.stderr)
     return out
