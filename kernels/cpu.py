@@ -366,7 +366,10 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     fast = compiled()
     n = state.size
     if fast is None or _bfs_tree_failed or not 0 <= source < n or n >= 2**31 or state.dtype != np.float64 or \
-            not state.flags.c_contiguous or not fast.fresh(state, np.array([source], np.int64)):
+            not state.flags.c_contiguous:
+        return None
+    threads = _whole_threads(indices.size)
+    if not (_fill().fresh if _whole_threads(n) > 1 else fast.fresh)(state, np.array([source], np.int64)):
         return None
     key = state.view(np.uint64)
     key[source] = np.uint64(1) << np.uint64(32)
@@ -378,7 +381,6 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
     cfg = config.get().cpu
-    threads = _whole_threads(indices.size)
     if threads > 1:  # levels with enough arcs on numba's threads
         parallel = fast.parallel()
         chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
@@ -419,8 +421,24 @@ def int_levels(levels, unreachable: int):
     fast = compiled()
     if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
         return None
-    fast.int_levels(levels, np.int64(unreachable))
+    (_fill().int_levels if _whole_threads(levels.size) > 1 else fast.int_levels)(levels, np.int64(unreachable))
     return levels.view(np.int64)
+
+
+def full(n: int, value: float) -> np.ndarray:
+    """``np.full(n, value)`` (float64), filled on numba's threads where a whole kernel over n values
+    would run on them (config ``cpu.whole_parallel_min_arcs``, ``cpu.parallel_min_threads``):
+    each thread first-touches its own pages (a traversal's fresh state)."""
+    if compiled() is None or _whole_threads(n) == 1:
+        return np.full(n, value, np.float64)
+    out = np.empty(n, np.float64)
+    _fill().fill(out, np.float64(value))
+    return out
+
+
+def _fill():
+    from . import cpu_fill
+    return cpu_fill
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from ooc_graph import config
+from ooc_graph import UNREACHABLE, config
 from ooc_graph.kernels import cpu
 
 from conftest import random_edges
@@ -285,3 +285,26 @@ def test_whole_calls_on_threads_equal_the_reference(tmp_path, threads, seed):
     _check_scipy(G, source, fast)
     assert fast["wcc"].stats["traversals"] == 1 and fast["bfs"].stats["traversals"] == 1
     G.close()
+
+
+def test_whole_array_passes_on_threads_equal_the_serial_ones(threads):
+    """kernels/cpu_fill.py: the fresh state's fill, the freshness check and levels to int64 on
+    numba's threads give the serial kernels' answers, ranges of every size around its chunk."""
+    from ooc_graph.kernels import cpu_compiled, cpu_fill
+    rng = np.random.default_rng(5)
+    for n in (1, 5, cpu_fill.CHUNK - 1, cpu_fill.CHUNK + 3, 3 * cpu_fill.CHUNK):
+        state = cpu.full(n, np.inf)
+        assert state.dtype == np.float64 and np.array_equal(state, np.full(n, np.inf))
+        frontier = np.unique(rng.integers(0, n, 3))
+        state[frontier] = 0.0
+        assert cpu_fill.fresh(state, frontier) and cpu_compiled.fresh(state, frontier)
+        for v in (int(rng.integers(0, n)), n - 1):
+            bad = state.copy()
+            bad[v] = 1.0 if bad[v] == np.inf else np.inf
+            assert not cpu_fill.fresh(bad, frontier) and not cpu_compiled.fresh(bad, frontier)
+        levels = np.where(rng.random(n) < 0.3, np.inf, rng.integers(0, 50, n).astype(np.float64))
+        a, b = levels.copy(), levels.copy()
+        cpu_fill.int_levels(a, np.int64(UNREACHABLE))
+        cpu_compiled.int_levels(b, np.int64(UNREACHABLE))
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+        assert np.array_equal(cpu.int_levels(levels.copy(), UNREACHABLE), b.view(np.int64))

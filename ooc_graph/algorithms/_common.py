@@ -152,6 +152,16 @@ class Run(Call):
         return self.conclude(result, store)
 
 
+def unreached(engine: Engine, source: int):
+    """A traversal's fresh state on the engine's device: inf everywhere, 0 at ``source`` (the CPU
+    backend fills a large one on numba's threads: ``kernels.cpu.full``)."""
+    full = getattr(engine.backend.kernels, "full", None)
+    n = engine.graph.num_vertices
+    state = full(n, np.inf) if full is not None else engine.backend.xp.full(n, np.inf)
+    state[source] = 0.0
+    return state
+
+
 def initial_vector(graph: Graph, values, name: str, *, default: float = 1.0, nonzero: bool = True) -> np.ndarray:
     """n floats from ``{original vertex id: value}`` (vertices not named: 0), an array of n, or
     ``default`` everywhere when ``values`` is None; checked before any chunk is read. ``nonzero``:

@@ -7,7 +7,7 @@ import numpy as np
 from ooc_graph.registry import algorithm
 
 from . import _options as _o
-from ._common import Run, as_graph
+from ._common import Run, as_graph, unreached
 from ._result import UNREACHABLE, BFSResult
 
 __all__ = ["bfs"]
@@ -39,8 +39,7 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.int64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
-    depth = xp.full(g.num_vertices, np.inf)
-    depth[s] = 0.0
+    depth = unreached(eng, s)
     levels, parent = eng.shortest_paths(depth, plus=1.0, source=s, execution=execution)
     # Depths to int64 on the backend's device: on a GPU the host-side conversion made BFS several
     # times slower than the identical SSSP on R-MAT-25 (benchmarks/RESULTS.md).

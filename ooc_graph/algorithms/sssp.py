@@ -10,7 +10,7 @@ from ooc_graph.errors import ParameterError
 from ooc_graph.registry import algorithm
 
 from . import _options as _o
-from ._common import Run, as_graph
+from ._common import Run, as_graph, unreached
 from ._result import SSSPResult
 
 __all__ = ["sssp"]
@@ -52,10 +52,9 @@ def sssp(G, source, *, memory=None, device: str = "auto", device_memory=None,
     s = g.vertex_id(source)  # validated before any chunk is read
     run = Run(g, memory=memory, device=device, device_memory=device_memory, profile=profile, output=output,
               outputs=(np.float64, np.int64))
-    eng, xp = run.engine, run.engine.backend.xp
+    eng = run.engine
     plus = None if g.weighted else 1.0
-    dist = xp.full(g.num_vertices, np.inf)
-    dist[s] = 0.0
+    dist = unreached(eng, s)
     passes, parent = eng.shortest_paths(dist, plus=plus, source=s, execution=execution)
     return run.finish(SSSPResult, "sssp", {"source": source if isinstance(source, str) else int(source),
                                                    "execution": execution}, passes, True, store,

@@ -1,0 +1,54 @@
+"""Whole-array passes of a traversal on numba's threads: the fresh state's fill, the check that
+a state is fresh, and BFS levels to int64. Serial, each is a pass over n values that a 16-thread
+BFS of a few levels waits for (on R-MAT-22, 32 MB apiece, first touches of new memory among
+them); here every thread writes (and so first touches) its own ranges."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .cpu_bfs import _from_bits
+
+_PAR = dict(parallel=True, cache=True, nogil=True)
+CHUNK = 1 << 16  # values a thread takes at a time
+
+
+@njit(**_PAR)
+def fill(a, value):
+    """Every value of ``a`` set to ``value``."""
+    n = a.size
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            a[i] = value
+
+
+@njit(**_PAR)
+def _count_inf(state):
+    n = state.size
+    total = 0
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s = 0
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            s += state[i] == np.inf
+        total += s
+    return total
+
+
+def fresh(state, frontier) -> bool:
+    """:func:`.cpu_compiled.fresh` with the count on numba's threads: inf everywhere but the
+    frontier, which holds 0."""
+    frontier = np.asarray(frontier, np.int64)
+    if frontier.size and bool((state[frontier] != 0).any()):
+        return False
+    return int(_count_inf(state)) == state.size - frontier.size
+
+
+@njit(**_PAR)
+def int_levels(levels, unreachable):
+    """:func:`.cpu_bfs.int_levels` on numba's threads."""
+    n = levels.size
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        for v in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            x = levels[v]
+            levels[v] = _from_bits(np.int64(x) if x < np.inf else unreachable)
