@@ -1,5 +1,5 @@
 """Whole-array passes of a traversal on numba's threads: the fresh state's fill, the check that
-a state is fresh, and BFS levels to int64. Serial, each is a pass over n values that a 16-thread
+a state is fresh, BFS levels to int64 and components' int32 labels to int64. Serial, each is a pass over n values that a 16-thread
 BFS of a few levels waits for (on R-MAT-22, 32 MB apiece, first touches of new memory among
 them); here every thread writes (and so first touches) its own ranges."""
 
@@ -52,3 +52,12 @@ def int_levels(levels, unreachable):
         for v in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             x = levels[v]
             levels[v] = _from_bits(np.int64(x) if x < np.inf else unreachable)
+
+
+@njit(**_PAR)
+def widen(a, out):
+    """``out[:] = a`` (int32 ids into int64)."""
+    n = a.size
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            out[i] = a[i]

@@ -92,9 +92,15 @@ def components(indptr, indices, in_csr, symmetric: bool):
     ip, ix = _ids(indptr), _ids(indices)
     in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
     comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
+    threads = _whole_threads(indices.size)
     arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
-                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
-    return comp.astype(np.int64), int(arcs)
+                                      config.get().cpu.afforest_rounds, threads)
+    if threads == 1 or comp.dtype == np.int64:
+        return comp.astype(np.int64, copy=False), int(arcs)
+    from .cpu_fill import widen
+    root = np.empty(n, np.int64)  # written (first touched) on the threads
+    widen(comp, root)
+    return root, int(arcs)
 
 
 def pull_rows(indptr, indices, x, out, lo: int, hi: int):

@@ -308,3 +308,7 @@ def test_whole_array_passes_on_threads_equal_the_serial_ones(threads):
         cpu_compiled.int_levels(b, np.int64(UNREACHABLE))
         assert np.array_equal(a.view(np.int64), b.view(np.int64))
         assert np.array_equal(cpu.int_levels(levels.copy(), UNREACHABLE), b.view(np.int64))
+        ids = rng.integers(0, 2**31 - 1, n).astype(np.int32)
+        wide = np.empty(n, np.int64)
+        cpu_fill.widen(ids, wide)
+        assert np.array_equal(wide, ids.astype(np.int64))
