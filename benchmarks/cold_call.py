@@ -111,11 +111,14 @@ print(s, ",".join(tops))
 
 
 def read_datasets(path: Path, algorithm: str) -> list:
-    """The store datasets a call reads: the CSR side it walks (PageRank pulls over the in-CSR)."""
+    """The store datasets a call reads: PageRank streams the CEL's local ids (CPU and GPU), the
+    traversals the out-CSR (and, directed, the in-CSR for bottom-up levels)."""
     import h5py
     with h5py.File(path, "r") as f:
-        side = "in" if algorithm == "pagerank" and f.attrs["directed"] else "out"
-        return [f"csr/{side}/{part}" for part in ("indptr", "indices") if f"csr/{side}/{part}" in f]
+        if algorithm == "pagerank":
+            return ["cel/src", "cel/dst"]
+        sides = ("out", "in") if f.attrs["directed"] else ("out",)
+        return [f"csr/{side}/{part}" for side in sides for part in ("indptr", "indices")]
 
 
 def imports(repeat: int) -> dict:
