@@ -1,5 +1,6 @@
 """A wheel built from the repository installs ``kernels``/``partitioning`` under ``ooc_graph``."""
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -117,3 +118,46 @@ def test_import_leaves_the_heavy_dependencies_for_first_use():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "[]"
+
+
+def _modules_after(code: str, cwd=None) -> dict:
+    """The modules a fresh interpreter holds after ``code``: ours, and which of the heavy ones."""
+    probe = ("import sys\n" + code + "\nimport json; print(json.dumps(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+HEAVY = {"numpy", "h5py", "scipy", "msgpack", "numba", "socket", "secrets"}
+def test_import_loads_only_the_errors():
+    """``import ooc_graph`` loads the package and its exceptions, nothing else of ours and no
+    third-party module: every other name is imported where it is first used (PEP 562)."""
+    loaded = _modules_after("import ooc_graph")
+    assert {m for m in loaded if m.split(".")[0] == "ooc_graph"} == {"ooc_graph", "ooc_graph.errors"}
+    assert not loaded & HEAVY
+
+
+def test_every_public_name_and_submodule_resolves():
+    """The lazy names are the eager ones were: ``__all__`` resolves (``from ooc_graph import *``
+    too), ``dir()`` lists it, the submodules are attributes, and a wrong name is an AttributeError."""
+    import importlib
+    import pkgutil
+
+    import ooc_graph
+    for name in ooc_graph.__all__:
+        assert getattr(ooc_graph, name) is not None, name
+    assert set(ooc_graph.__all__) <= set(dir(ooc_graph))
+    namespace: dict = {}
+    exec("from ooc_graph import *", namespace)
+    assert set(ooc_graph.__all__) <= set(namespace)
+    assert ooc_graph.pagerank is importlib.import_module("ooc_graph.algorithms").pagerank
+    assert ooc_graph.open is importlib.import_module("ooc_graph.store").open_graph
+    assert ooc_graph.Job is importlib.import_module("ooc_graph.runtime.jobs").Job
+    assert ooc_graph.generate is importlib.import_module("ooc_graph.generate")
+    assert {m.name for m in pkgutil.iter_modules(ooc_graph.__path__)} <= ooc_graph._SUBMODULES
+    for name in sorted(ooc_graph._SUBMODULES):
+        assert getattr(ooc_graph, name) is importlib.import_module(f"ooc_graph.{name}"), name
+    assert callable(ooc_graph.runtime.release) and ooc_graph.config.get() is not None
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        ooc_graph.nonexistent  # noqa: B018
+    assert not hasattr(ooc_graph, "__wrapped__")
