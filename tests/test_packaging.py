@@ -129,12 +129,37 @@ def _modules_after(code: str, cwd=None) -> dict:
 
 
 HEAVY = {"numpy", "h5py", "scipy", "msgpack", "numba", "socket", "secrets"}
+UNUSED_BY_A_CALL = ("ooc_graph.ingest", "ooc_graph.generate", "ooc_graph.runtime", "ooc_graph.nx_backend",
+                    "ooc_graph.cli", "msgpack")
+
+
 def test_import_loads_only_the_errors():
     """``import ooc_graph`` loads the package and its exceptions, nothing else of ours and no
     third-party module: every other name is imported where it is first used (PEP 562)."""
     loaded = _modules_after("import ooc_graph")
     assert {m for m in loaded if m.split(".")[0] == "ooc_graph"} == {"ooc_graph", "ooc_graph.errors"}
     assert not loaded & HEAVY
+
+
+def test_a_call_imports_what_it_uses(tmp_path):
+    """A process that opens a store and runs PageRank on the CPU loads neither ingestion nor the
+    generators nor the distributed runtime (nor its msgpack), through the package or through the
+    command line; ``ooc-graph info`` not even the engine, ``ooc-graph --version`` nothing heavy."""
+    store = tmp_path / "g.h5"
+    _modules_after(f"import numpy as np, ooc_graph; ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), "
+                   f"{str(store)!r}, progress=False).close()")
+    loaded = _modules_after(f"import ooc_graph\nwith ooc_graph.open({str(store)!r}) as G:\n"
+                            "    assert ooc_graph.pagerank(G, device='cpu').converged")
+    assert "ooc_graph.algorithms.pagerank" in loaded and "ooc_graph.engine" in loaded
+    assert [m for m in loaded if m.startswith(UNUSED_BY_A_CALL)] == []
+    cli = _modules_after(f"from ooc_graph.cli import main\nassert main(['run', 'pagerank', {str(store)!r}, "
+                         "'--device', 'cpu', '--no-store', '--quiet']) == 0")
+    assert [m for m in cli if m.startswith(UNUSED_BY_A_CALL) and not m.startswith("ooc_graph.cli")] == []
+    info = _modules_after(f"from ooc_graph.cli import main\nassert main(['info', {str(store)!r}]) == 0")
+    assert not any(m.startswith(("ooc_graph.engine", "ooc_graph.algorithms") + UNUSED_BY_A_CALL[:3])
+                   for m in info)
+    assert not _modules_after("from ooc_graph.cli import main\ntry:\n    main(['--version'])\n"
+                              "except SystemExit:\n    pass") & HEAVY
 
 
 def test_every_public_name_and_submodule_resolves():
