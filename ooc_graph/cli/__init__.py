@@ -21,7 +21,7 @@ import threading
 from ooc_graph._signals import Terminated, TermGuard
 from ooc_graph.errors import OocGraphError
 
-from .parser import build_parser, command_named
+from .parser import build_parser, named
 
 
 def main(argv=None) -> int:
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    a = build_parser(command_named(argv)).parse_args(argv)
+    a = build_parser(*named(argv)).parse_args(argv)
     verbose = a.verbose or a.debug
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     guard = TermGuard()
