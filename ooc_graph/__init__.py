@@ -12,7 +12,7 @@ the engine and the store, not ingestion nor the distributed runtime).
 
 __version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it (dynamic version)
 
-import importlib  # noqa: E402
+import sys  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
 from .errors import (ConvergenceError, DeviceError, FormatVersionError, InputError, JobCancelled,  # noqa: E402
@@ -48,13 +48,20 @@ _SUBMODULES = frozenset({"algorithms", "cli", "config", "engine", "errors", "gen
 def __getattr__(name: str):
     if name in _LAZY:
         module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module), attribute)
+        value = getattr(_imported(module), attribute)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f"{__name__}.{name}")
+        value = _imported(f"{__name__}.{name}")
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # once: later look-ups do not come here
     return value
+
+
+def _imported(module: str):
+    # __import__, the import statement's path, not importlib.import_module: -X importtime lists
+    # only what comes that way (else a module's time shows as its importer's own)
+    __import__(module)
+    return sys.modules[module]
 
 
 def __dir__():
