@@ -23,7 +23,7 @@ def test_populate_in_pieces_keeps_contents(monkeypatch, configure, threads):
 
 
 def test_populate_without_madvise(monkeypatch):
-    monkeypatch.setattr(hostbuf, "_madvise", None)
+    monkeypatch.setattr(hostbuf, "_madvise", lambda: None)
     a = np.arange(10_000, dtype=np.int64)
     hostbuf.populate(a[7:9000])
     np.testing.assert_array_equal(a, np.arange(10_000))

@@ -1,5 +1,6 @@
 """A wheel built from the repository installs ``kernels``/``partitioning`` under ``ooc_graph``."""
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -117,3 +118,71 @@ def test_import_leaves_the_heavy_dependencies_for_first_use():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "[]"
+
+
+def _modules_after(code: str, cwd=None) -> dict:
+    """The modules a fresh interpreter holds after ``code``: ours, and which of the heavy ones."""
+    probe = ("import sys\n" + code + "\nimport json; print(json.dumps(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+HEAVY = {"numpy", "h5py", "scipy", "msgpack", "numba", "socket", "secrets"}
+UNUSED_BY_A_CALL = ("ooc_graph.ingest", "ooc_graph.generate", "ooc_graph.runtime", "ooc_graph.nx_backend",
+                    "ooc_graph.cli", "msgpack")
+
+
+def test_import_loads_only_the_errors():
+    """``import ooc_graph`` loads the package and its exceptions, nothing else of ours and no
+    third-party module: every other name is imported where it is first used (PEP 562)."""
+    loaded = _modules_after("import ooc_graph")
+    assert {m for m in loaded if m.split(".")[0] == "ooc_graph"} == {"ooc_graph", "ooc_graph.errors"}
+    assert not loaded & HEAVY
+
+
+def test_a_call_imports_what_it_uses(tmp_path):
+    """A process that opens a store and runs PageRank on the CPU loads neither ingestion nor the
+    generators nor the distributed runtime (nor its msgpack), through the package or through the
+    command line; ``ooc-graph info`` not even the engine, ``ooc-graph --version`` nothing heavy."""
+    store = tmp_path / "g.h5"
+    _modules_after(f"import numpy as np, ooc_graph; ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0]]), "
+                   f"{str(store)!r}, progress=False).close()")
+    loaded = _modules_after(f"import ooc_graph\nwith ooc_graph.open({str(store)!r}) as G:\n"
+                            "    assert ooc_graph.pagerank(G, device='cpu').converged")
+    assert "ooc_graph.algorithms.pagerank" in loaded and "ooc_graph.engine" in loaded
+    assert [m for m in loaded if m.startswith(UNUSED_BY_A_CALL)] == []
+    cli = _modules_after(f"from ooc_graph.cli import main\nassert main(['run', 'pagerank', {str(store)!r}, "
+                         "'--device', 'cpu', '--no-store', '--quiet']) == 0")
+    assert [m for m in cli if m.startswith(UNUSED_BY_A_CALL) and not m.startswith("ooc_graph.cli")] == []
+    info = _modules_after(f"from ooc_graph.cli import main\nassert main(['info', {str(store)!r}]) == 0")
+    assert not any(m.startswith(("ooc_graph.engine", "ooc_graph.algorithms") + UNUSED_BY_A_CALL[:3])
+                   for m in info)
+    assert not _modules_after("from ooc_graph.cli import main\ntry:\n    main(['--version'])\n"
+                              "except SystemExit:\n    pass") & HEAVY
+
+
+def test_every_public_name_and_submodule_resolves():
+    """The lazy names are the eager ones were: ``__all__`` resolves (``from ooc_graph import *``
+    too), ``dir()`` lists it, the submodules are attributes, and a wrong name is an AttributeError."""
+    import importlib
+    import pkgutil
+
+    import ooc_graph
+    for name in ooc_graph.__all__:
+        assert getattr(ooc_graph, name) is not None, name
+    assert set(ooc_graph.__all__) <= set(dir(ooc_graph))
+    namespace: dict = {}
+    exec("from ooc_graph import *", namespace)
+    assert set(ooc_graph.__all__) <= set(namespace)
+    assert ooc_graph.pagerank is importlib.import_module("ooc_graph.algorithms").pagerank
+    assert ooc_graph.open is importlib.import_module("ooc_graph.store").open_graph
+    assert ooc_graph.Job is importlib.import_module("ooc_graph.runtime.jobs").Job
+    assert ooc_graph.generate is importlib.import_module("ooc_graph.generate")
+    assert {m.name for m in pkgutil.iter_modules(ooc_graph.__path__)} <= ooc_graph._SUBMODULES
+    for name in sorted(ooc_graph._SUBMODULES):
+        assert getattr(ooc_graph, name) is importlib.import_module(f"ooc_graph.{name}"), name
+    assert callable(ooc_graph.runtime.release) and ooc_graph.config.get() is not None
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        ooc_graph.nonexistent  # noqa: B018
+    assert not hasattr(ooc_graph, "__wrapped__")

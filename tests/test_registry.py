@@ -33,6 +33,18 @@ def test_the_command_line_has_a_subcommand_per_algorithm():
     assert list(run.choices) == NAMES
 
 
+@pytest.mark.parametrize("argv", [
+    ["run", "pagerank", "g.h5", "--alpha", "0.9", "--no-store"], ["-v", "run", "bfs", "g.h5", "--source", "3"],
+    ["--debug", "run", "triangle_count", "g.h5", "--workers", "2"], ["info", "g.h5", "--json"],
+    ["convert", "e.txt", "g.h5", "--format", "csv", "--undirected"], ["generate", "rmat", "g.h5", "--scale", "4"],
+    ["results", "drop", "g.h5", "pagerank"], ["algorithms"], ["demo", "--device", "cpu"]])
+def test_the_program_parses_as_the_whole_grammar(argv):
+    """The program builds the arguments of the command (and algorithm) its command line names
+    only (parser.named): what it parses is what the whole grammar parses."""
+    from ooc_graph.cli.parser import named
+    assert vars(build_parser(*named(argv)).parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
 def test_unknown_names_list_the_valid_ones():
     with pytest.raises(ParameterError, match=r"unknown algorithm 'pagerrank' \(valid: betweenness_centrality, bfs, "):
         registry.get("pagerrank")

@@ -18,14 +18,10 @@ import signal
 import sys
 import threading
 
+from ooc_graph._signals import Terminated, TermGuard
 from ooc_graph.errors import OocGraphError
-from ooc_graph.ingest.scratch import Terminated, TermGuard
 
-from . import commands
-from .parser import build_parser
-
-COMMANDS = {"info": commands.info, "convert": commands.convert, "generate": commands.generate, "run": commands.run,
-            "results": commands.results, "algorithms": commands.algorithms, "demo": commands.demo}
+from .parser import build_parser, named
 
 
 def main(argv=None) -> int:
@@ -37,12 +33,14 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    a = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    a = build_parser(*named(argv)).parse_args(argv)
     verbose = a.verbose or a.debug
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     guard = TermGuard()
     try:
-        return COMMANDS[a.command](a)
+        from . import commands  # what each command imports, it imports when it runs
+        return getattr(commands, a.command)(a)
     except Terminated as err:  # temporary files are gone: now SIGTERM's usual course
         _stop_runtime()  # SIGTERM's course skips exit handlers: the local clusters and results go first
         guard.release(err)

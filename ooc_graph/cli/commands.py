@@ -18,7 +18,6 @@ import numpy as np
 from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, install, shown
 
 from .parser import algorithm_kwargs
-from .progress import Progress
 
 OUT_FORMATS = (".npz", ".csv", ".parquet")
 
@@ -120,19 +119,21 @@ def _check_folder(flag, path):
 
 
 def _client(a):
+    if a.gpus is None and a.workers is None and a.scheduler is None:
+        return None, a.device  # one process: the distributed runtime is not imported
     from ooc_graph.runtime import cluster
     if a.gpus is not None:  # given, even empty or 0: checked there, never ignored
         return cluster.local_gpu_client(a.gpus), "gpu"
     if a.workers is not None:
         return cluster.local_cpu_client(a.workers), "cpu"
-    if a.scheduler is not None:
-        return cluster.as_client(a.scheduler), a.device
-    return None, a.device
+    return cluster.as_client(a.scheduler), a.device
 
 
 def run(a) -> int:
     from ooc_graph import open as open_graph
     from ooc_graph import registry
+
+    from .progress import Progress  # the engine's watcher: not for info, convert or results
     _check_out(a.out)
     _check_folder("--profile", a.profile)
     if a.profile is not None:

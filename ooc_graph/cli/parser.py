@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ooc_graph import __version__, registry
-from ooc_graph.engine import DEVICES
-from ooc_graph.generate import GENERATORS
-from ooc_graph.ingest.formats import READERS
+from ooc_graph import __version__
 
 
 def _verbosity(p, top: bool):
@@ -52,6 +49,7 @@ def _build_options(p):
 
 
 def run_options(p, *, demo: bool = False, distributed: bool = True):
+    from ooc_graph.registry import DEVICES
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
     p.add_argument("--memory", help="host memory for the graph's data (per worker), e.g. 2GB: the vertex state and "
                    "the chunks of arcs cached and in flight (default: a quarter of RAM or of the container's "
@@ -69,18 +67,42 @@ def run_options(p, *, demo: bool = False, distributed: bool = True):
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, algorithm: str | None = None) -> argparse.ArgumentParser:
+    """The whole grammar; with ``command`` (and for ``run``, ``algorithm``), the arguments of that
+    command (algorithm) only, the others keeping their names and help as ``--help`` lists them:
+    the program parses its command line so, importing no more than the command uses (``run`` the
+    algorithms, ``convert`` the input formats, ``generate`` the generators; ``info`` none of
+    them) and building the options of one algorithm, not of all 14 (~20 ms here)."""
     ap = argparse.ArgumentParser(prog="ooc-graph", description="Out-of-core, multi-GPU graph processing.")
     ap.add_argument("--version", action="version", version=f"ooc-graph {__version__}")
     _verbosity(ap, top=True)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (summary, arguments) in _COMMANDS.items():
+        p = sub.add_parser(name, help=summary)
+        if name == "run" and command in (None, "run"):
+            arguments(p, algorithm)
+        elif command in (None, name):
+            arguments(p)
+    return ap
 
-    p = sub.add_parser("info", help="describe a graph store")
+
+def named(argv) -> tuple[str, str]:
+    """The command ``argv`` names and, for ``run``, the algorithm (``""`` where none): its first
+    words that are not options, since neither the program's options (``--version``, ``-v``,
+    ``--debug``, ``-h``) nor run's own (``-h``) take a value."""
+    words = [word for word in argv if not word.startswith("-")]
+    command = words[0] if words else ""
+    return command, words[1] if command == "run" and len(words) > 1 else ""
+
+
+def _info(p):
     p.add_argument("store", help="the graph store (.h5)")
     p.add_argument("--json", action="store_true", help="print the attributes as JSON")
     _verbosity(p, top=False)
 
-    p = sub.add_parser("convert", help="convert an edge file into a graph store")
+
+def _convert(p):
+    from ooc_graph.ingest.formats import READERS
     p.add_argument("input", help="edge file (format from the suffix; .gz/.xz/.bz2 are read compressed)")
     p.add_argument("output", help="the graph store to write (.h5)")
     p.add_argument("--format", choices=sorted(READERS), help="input format (default: from the suffix)")
@@ -95,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     _build_options(p)
     _verbosity(p, top=False)
 
-    p = sub.add_parser("generate", help="write a synthetic graph into a store")
+
+def _generate(p):
+    from ooc_graph.generate import GENERATORS
     p.add_argument("kind", choices=sorted(GENERATORS), help="R-MAT (Graph500), uniform random or a 2-D mesh")
     p.add_argument("output", help="the graph store to write (.h5)")
     p.add_argument("--scale", type=int, default=16, help="rmat/urand: 2**scale vertices")
@@ -109,10 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     _build_options(p)
     _verbosity(p, top=False)
 
-    p = sub.add_parser("run", help="run an algorithm on a store")
+
+def _run(p, only: str | None = None):
+    from ooc_graph import registry
     algos = p.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
     for name, algo in registry.algorithms().items():
         a = algos.add_parser(name, help=algo.summary)
+        if only is not None and name != only:
+            continue
         a.add_argument("store", help="the graph store (.h5)")
         for o in algo.options:
             if o.type is bool:
@@ -131,24 +159,39 @@ def build_parser() -> argparse.ArgumentParser:
             a.set_defaults(profile=None)
         _verbosity(a, top=False)
 
-    p = sub.add_parser("results", help="list, drop or compact the results kept in a store")
+
+def _results(p):
     p.add_argument("action", choices=("list", "drop", "compact"),
                    help="list them; drop one; compact: rewrite the store without the space dropped ones held")
     p.add_argument("store", help="the graph store (.h5)")
     p.add_argument("name", nargs="?", help="drop: the result to drop")
     _verbosity(p, top=False)
 
-    p = sub.add_parser("algorithms", help="list the algorithms, one line each")
+
+def _algorithms(p):
     _verbosity(p, top=False)
 
-    p = sub.add_parser("demo", help="generate a graph into a temporary store and run every algorithm")
+
+def _demo(p):
     p.add_argument("--scale", type=int, default=16, help="R-MAT scale: 2**scale vertices")
     p.add_argument("--edge-factor", type=int, default=16, help="edges per vertex")
     run_options(p, demo=True)
     _verbosity(p, top=False)
-    return ap
+
+
+# Each command: its help line and what adds its arguments.
+_COMMANDS = {
+    "info": ("describe a graph store", _info),
+    "convert": ("convert an edge file into a graph store", _convert),
+    "generate": ("write a synthetic graph into a store", _generate),
+    "run": ("run an algorithm on a store", _run),
+    "results": ("list, drop or compact the results kept in a store", _results),
+    "algorithms": ("list the algorithms, one line each", _algorithms),
+    "demo": ("generate a graph into a temporary store and run every algorithm", _demo),
+}
 
 
 def algorithm_kwargs(a) -> dict:
     """The algorithm's own keyword arguments from parsed options (flag names are keyword names)."""
+    from ooc_graph import registry
     return {o.keyword: getattr(a, o.keyword) for o in registry.get(a.algorithm).options}

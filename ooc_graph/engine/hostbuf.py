@@ -29,13 +29,18 @@ _POPULATE_PIECE = 16 << 20
 _MADV_POPULATE_WRITE = 23  # Linux 5.14
 _PAGE = mmap.PAGESIZE
 
-try:
-    _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-    _madvise = _libc.madvise
-    _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    _madvise.restype = ctypes.c_int
-except (OSError, AttributeError):  # not Linux/glibc: pages are touched instead
-    _madvise = None
+
+@functools.lru_cache(maxsize=1)
+def _madvise():
+    """libc's ``madvise``, or None (not Linux/glibc: pages are touched instead). Looked up at the
+    first :func:`populate`, not at import: ``find_library`` runs ``ldconfig`` (~4 ms a process)."""
+    try:
+        madvise = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    madvise.restype = ctypes.c_int
+    return madvise
 
 
 def populate(array: np.ndarray) -> None:
@@ -46,7 +51,8 @@ def populate(array: np.ndarray) -> None:
     start = array.ctypes.data
     first = -(-start // _PAGE) * _PAGE  # page-aligned part; the partial pages get touched below
     stop = (start + array.nbytes) // _PAGE * _PAGE
-    if _madvise is not None and stop > first and _madvise(first, stop - first, _MADV_POPULATE_WRITE) == 0:
+    madvise = _madvise()
+    if madvise is not None and stop > first and madvise(first, stop - first, _MADV_POPULATE_WRITE) == 0:
         flat = array.reshape(-1).view(np.uint8)
         flat[:first - start] = flat[:first - start]
         flat[stop - start:] = flat[stop - start:]

@@ -23,6 +23,7 @@ from ooc_graph import config
 from ooc_graph._memory import budget
 from ooc_graph._parallel import workers as num_workers
 from ooc_graph._progress import progress_bar
+from ooc_graph._signals import TermGuard
 from ooc_graph.errors import InputError, ParameterError
 from ooc_graph.store import _format as F
 from ooc_graph.store import temporary
@@ -33,7 +34,7 @@ from . import buckets as B
 from . import footprint as M
 from .output import check_output, write_failure
 from .passes import Passes
-from .scratch import Spill, TermGuard, make_scratch
+from .scratch import Spill, make_scratch
 from .sorting import check_device
 from .stages import Stages
 from .text import real_weights

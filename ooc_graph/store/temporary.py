@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 
@@ -68,7 +67,12 @@ def remove(path: Path | None) -> None:
 def _mark(path: Path, target: str) -> None:
     fd = os.open(path / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump({"owner": OWNER, "host": socket.gethostname(), "pid": os.getpid(), "target": target}, f)
+        json.dump({"owner": OWNER, "host": _host(), "pid": os.getpid(), "target": target}, f)
+
+
+def _host() -> str:
+    import socket  # here, not at import: a process that only reads stores never needs it
+    return socket.gethostname()
 
 
 def _marker(path: str) -> dict | None:
@@ -97,7 +101,7 @@ def _ours(entry: os.DirEntry) -> int | None:
         return None
     mark = _marker(entry.path)
     pid = int(m.group("pid"))
-    if mark is None or mark.get("owner") != OWNER or mark.get("host") != socket.gethostname() \
+    if mark is None or mark.get("owner") != OWNER or mark.get("host") != _host() \
             or mark.get("pid") != pid or mark.get("target") != m.group("target"):
         return None
     return pid
