@@ -25,7 +25,7 @@ def serial_and_parallel(make):
     kernels on numba's threads they call (``parallel=True``, seconds of compiling each) are not
     compiled for it. numba types and compiles every callee of a function, branch taken at run time
     or not: with one entry, a first call on one thread compiled the whole parallel machinery (a
-    cold cache's first SSSP took 38 s on the 2-core development machine, 19 with its serial entry).
+    cold cache's first SSSP took 35 s on the 2-core development machine, 13 with its serial entry).
     Hand ``make`` nothing but ``parallel`` through its closure: the cache's key hashes the closure's
     values, and a dispatcher's differs in every process. Callers pick the entry by thread count."""
     entries = []

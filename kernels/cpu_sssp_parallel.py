@@ -125,7 +125,7 @@ def _make_round(parallel):
             _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound,
                             n, nxt, far, boxes, threads)
         elif total:
-            _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, 0, total,
+            _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, np.int64(0), total,
                    bound, n, nxt, boxes[1:2], far, boxes[2:3], scratch)
             _drain(scratch, nxt, boxes[1:2], far, boxes[2:3])
         return total
@@ -163,23 +163,29 @@ def _make_delta_stepping(parallel):
         if parallel and big:
             _load(state, parent, track, key, where)
         else:
-            _load_range(state, parent, track, key, where, 0, n)
+            _load_range(state, parent, track, key, where, np.int64(0), n)
         cur, nxt, far, kept = near[0], near[1], far[0], far[1]
         scratch = _scratch(cur)
         boxes = np.zeros(4, np.int64)
         f, nfar, bound = _start(frontier, state, where, delta, cur, far)
         rounds = arcs = 0
-        stamp = np.uint32(1)
+        # The round's flags and the bucket's stamp as run-time values of one type each: a call with a
+        # literal True or False, or a stamp typed uint32 and then uint64 (uint32 + uint32 is uint64
+        # in numba), compiled _round and what it calls once per combination (4 times). A range's
+        # start is np.int64(0) likewise: a literal 0 compiles the callee once more beside its int64
+        # specialization (the parallel loops call it with int64 starts).
+        light, heavy = np.bool_(True), np.bool_(False)
+        stamp = np.uint64(1)
         while True:
             if f == 0:  # the bucket is settled: each vertex it took scans its row, then the bound rises
                 if boxes[3]:
                     rounds += 1
                     arcs += round_(indptr, indices, weights, weighted, plus, key, where, settled, boxes[3], du,
-                                   chunk_arcs, bound, False, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen,
+                                   chunk_arcs, bound, heavy, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen,
                                    stamp, settled, scratch)
                     f, nfar = boxes[1], boxes[2]
                     boxes[3] = 0
-                stamp += np.uint32(1)
+                stamp += np.uint64(1)
                 if f:  # a heavy arc's sum below the bound (rounding: bound = low + delta rounded): the
                     cur, nxt = nxt, cur  # bucket goes on, its vertices listed again for their heavy arcs
                     continue
@@ -190,7 +196,7 @@ def _make_delta_stepping(parallel):
                 continue
             rounds += 1
             arcs += round_(light_indptr, light_indices, light_weights, weighted, plus, key, where, cur, f, du,
-                           chunk_arcs, bound, True, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp,
+                           chunk_arcs, bound, light, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp,
                            settled, scratch)
             f, nfar = boxes[1], boxes[2]
             cur, nxt = nxt, cur
@@ -200,7 +206,7 @@ def _make_delta_stepping(parallel):
         if parallel and big:
             _store(state, parent, track, key)
         else:
-            _store_range(state, parent, track, key, 0, n)
+            _store_range(state, parent, track, key, np.int64(0), n)
         return rounds, arcs
     return delta_stepping
 
