@@ -101,8 +101,11 @@ def components(indptr, indices, in_csr, symmetric: bool):
     ip, ix = _ids(indptr), _ids(indices)
     in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
     comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
-    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
-                                      config.get().cpu.afforest_rounds, _whole_threads(indices.size))
+    threads = _whole_threads(indices.size)
+    parallel = fast.parallel()
+    kernel = parallel.components_parallel if threads > 1 else parallel.components_serial
+    arcs = kernel(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp, config.get().cpu.afforest_rounds,
+                  threads)
     return comp.astype(np.int64), int(arcs)
 
 
