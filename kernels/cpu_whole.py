@@ -116,6 +116,8 @@ def pull_rows(indptr, indices, x, out, lo: int, hi: int):
     if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
         return None
     cfg = config.get().cpu
-    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
-                              cfg.level_parallel_min_arcs)
+    threads = _whole_threads(indices.size)
+    parallel = fast.parallel()
+    kernel = parallel.pull_rows_parallel if threads > 1 else parallel.pull_rows_serial
+    kernel(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), threads, cfg.level_parallel_min_arcs)
     return True
