@@ -2,7 +2,9 @@
 :mod:`.cpu_sssp_piles`) share when threads take a frontier's arcs in chunks: the frontier's arcs
 numbered through a prefix by VERTEX_CHUNK vertices (:func:`arc_position` finds where an arc
 stands), and thread-local buffers of vertices queued into a shared pile (:func:`push`,
-:func:`flush`), each flush reserving its slots with one atomic add."""
+:func:`flush`), each flush reserving its slots with one atomic add; and :func:`serial_and_parallel`,
+which compiles a whole kernel twice so that a call on one thread compiles none of the parallel
+machinery."""
 
 from __future__ import annotations
 
@@ -13,6 +15,25 @@ from .cpu_atomic import atomic_add
 _OPTS = dict(cache=True, nogil=True)
 
 VERTEX_CHUNK = 256  # frontier vertices per entry of the arc prefix
+
+
+def serial_and_parallel(make):
+    """``(serial, parallel)``: the function ``make(parallel)`` returns, compiled for ``parallel``
+    False and True, named after it with ``_serial`` and ``_parallel`` (each cached on disk under
+    its name). In that function ``parallel`` is a constant, and numba drops a branch on a constant
+    before typing: the serial entry's ``if parallel and ...:`` branches are never typed, so the
+    kernels on numba's threads they call (``parallel=True``, seconds of compiling each) are not
+    compiled for it. numba types and compiles every callee of a function, branch taken at run time
+    or not: with one entry, a first call on one thread compiled the whole parallel machinery (a
+    cold cache's first SSSP took 35 s on the 2-core development machine, 13 with its serial entry).
+    Hand ``make`` nothing but ``parallel`` through its closure: the cache's key hashes the closure's
+    values, and a dispatcher's differs in every process. Callers pick the entry by thread count."""
+    entries = []
+    for parallel in (False, True):
+        fn = make(parallel)
+        fn.__name__ = fn.__qualname__ = f"{fn.__name__}_{'parallel' if parallel else 'serial'}"
+        entries.append(njit(**_OPTS)(fn))
+    return tuple(entries)
 
 
 @njit(**_OPTS)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_atomic import atomic_add, cas
+from .cpu_chunks import serial_and_parallel
 
 _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
@@ -105,33 +106,39 @@ def _largest_sampled(comp):
     return best
 
 
-@njit(**_OPTS)
-def components(indptr, indices, in_indptr, in_indices, inward, symmetric, comp, rounds, threads):
-    """Afforest over the out-CSR (and, with ``inward``, the in-CSR: a directed graph's;
-    ``symmetric``: the out-CSR holds every arc both ways, an undirected graph's) into ``comp`` (n
-    ids, int32 or int64, any values: set here); ``threads`` > 1 runs the passes on numba's
-    threads. The largest component is skipped only where every arc can be found from its other
-    end (``inward`` or ``symmetric``). Returns the arcs of the CSRs read."""
-    n = comp.size
-    for v in range(n):
-        comp[v] = v
-    if n == 0:
-        return 0
-    counter = np.zeros(1, np.int64)
-    for r in range(rounds):
-        if threads > 1:
+def _make_components(parallel):
+    def components(indptr, indices, in_indptr, in_indices, inward, symmetric, comp, rounds, threads):
+        """Afforest over the out-CSR (and, with ``inward``, the in-CSR: a directed graph's;
+        ``symmetric``: the out-CSR holds every arc both ways, an undirected graph's) into ``comp`` (n
+        ids, int32 or int64, any values: set here); ``threads`` > 1 runs the passes on numba's
+        threads (the parallel entry only). The largest component is skipped only where every arc can
+        be found from its other end (``inward`` or ``symmetric``). Returns the arcs of the CSRs read."""
+        n = comp.size
+        for v in range(n):
+            comp[v] = v
+        if n == 0:
+            return 0
+        counter = np.zeros(1, np.int64)
+        for r in range(rounds):
+            if parallel and threads > 1:
+                counter[0] = 0
+                _link_parallel(indptr, indices, in_indptr, in_indices, comp, r, r + 1, -1, False, threads, counter)
+                _compress_parallel(comp, threads)
+            else:
+                _link_range(indptr, indices, in_indptr, in_indices, comp, 0, n, r, r + 1, -1, False)
+                _compress_range(comp, 0, n)
+        skip = _largest_sampled(comp) if inward or symmetric else -1
+        if parallel and threads > 1:
             counter[0] = 0
-            _link_parallel(indptr, indices, in_indptr, in_indices, comp, r, r + 1, -1, False, threads, counter)
+            _link_parallel(indptr, indices, in_indptr, in_indices, comp, rounds, -1, skip, inward, threads, counter)
             _compress_parallel(comp, threads)
         else:
-            _link_range(indptr, indices, in_indptr, in_indices, comp, 0, n, r, r + 1, -1, False)
+            _link_range(indptr, indices, in_indptr, in_indices, comp, 0, n, rounds, -1, skip, inward)
             _compress_range(comp, 0, n)
-    skip = _largest_sampled(comp) if inward or symmetric else -1
-    if threads > 1:
-        counter[0] = 0
-        _link_parallel(indptr, indices, in_indptr, in_indices, comp, rounds, -1, skip, inward, threads, counter)
-        _compress_parallel(comp, threads)
-    else:
-        _link_range(indptr, indices, in_indptr, in_indices, comp, 0, n, rounds, -1, skip, inward)
-        _compress_range(comp, 0, n)
-    return indices.size + (in_indices.size if inward else 0)
+        return indices.size + (in_indices.size if inward else 0)
+    return components
+
+
+# Two compiled entries (:func:`.cpu_chunks.serial_and_parallel`): the serial one compiles nothing on
+# numba's threads.
+components_serial, components_parallel = serial_and_parallel(_make_components)

@@ -2,10 +2,12 @@
 traversals, components and PageRank's pull over a CSR held in memory."""
 
 from .cpu_bfs_parallel import VERTEX_CHUNK, bfs_tree_parallel
-from .cpu_components import components
-from .cpu_pull import pagerank_step, pull_rows
-from .cpu_sssp_parallel import delta_stepping
-from .cpu_sssp_piles import light_counts, light_fill
+from .cpu_components import components_parallel, components_serial
+from .cpu_pull import pagerank_step, pull_rows_parallel, pull_rows_serial
+from .cpu_sssp_parallel import delta_stepping_parallel, delta_stepping_serial
+from .cpu_sssp_piles import light_counts, light_counts_range, light_fill, light_fill_range
 
-__all__ = ["VERTEX_CHUNK", "bfs_tree_parallel", "delta_stepping", "light_counts", "light_fill", "components",
-           "pagerank_step", "pull_rows"]
+__all__ = ["VERTEX_CHUNK", "bfs_tree_parallel", "delta_stepping_parallel", "delta_stepping_serial", "light_counts",
+           "light_counts_range", "light_fill", "light_fill_range", "components_parallel",
+           "components_serial", "pagerank_step", "pull_rows_parallel",
+           "pull_rows_serial"]

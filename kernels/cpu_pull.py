@@ -1,8 +1,9 @@
 """PageRank's pull over the whole in-CSR held in memory, and its update step, on numba's threads.
 
-``pull_rows`` sums each destination's in-arcs in CSR order (sources ascending, one thread a
-row, as scipy's product sums a row), so its sums do not depend on the threads. Threads take
-rows in chunks of about ARC_CHUNK arcs (a hub's row is one chunk) from a shared counter.
+``pull_rows_serial`` and ``pull_rows_parallel`` sum each destination's in-arcs in CSR order
+(sources ascending, one thread a row, as scipy's product sums a row), so the sums do not depend
+on the threads. Threads take rows in chunks of about ARC_CHUNK arcs (a hub's row is one chunk)
+from a shared counter.
 
 ``pagerank_step`` is :func:`.cpu_compiled.pagerank_step` with its two sums (the L1 change, the
 dangling mass) added per block of BLOCK vertices, the blocks' sums then in order: the same sums
@@ -15,6 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_atomic import atomic_add
+from .cpu_chunks import serial_and_parallel
 
 _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
@@ -59,14 +61,20 @@ def _pull_parallel(indptr, indices, x, out, lo, hi, threads, counter):
             _rows(indptr, indices, x, out, a, z)
 
 
-@njit(**_OPTS)
-def pull_rows(indptr, indices, x, out, lo, hi, threads, parallel_arcs):
-    """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over the in-CSR; on ``threads`` threads where
-    the rows hold at least ``parallel_arcs`` arcs."""
-    if threads > 1 and indptr[hi] - indptr[lo] >= max(parallel_arcs, 1):
-        _pull_parallel(indptr, indices, x, out, lo, hi, threads, np.zeros(1, np.int64))
-    else:
-        _rows(indptr, indices, x, out, lo, hi)
+def _make_pull_rows(parallel):
+    def pull_rows(indptr, indices, x, out, lo, hi, threads, parallel_arcs):
+        """``out[v] = Σ_{u→v} x[u]`` for v in [lo, hi) over the in-CSR; on ``threads`` threads where
+        the rows hold at least ``parallel_arcs`` arcs (the parallel entry only)."""
+        if parallel and threads > 1 and indptr[hi] - indptr[lo] >= max(parallel_arcs, 1):
+            _pull_parallel(indptr, indices, x, out, lo, hi, threads, np.zeros(1, np.int64))
+        else:
+            _rows(indptr, indices, x, out, lo, hi)
+    return pull_rows
+
+
+# Two compiled entries (:func:`.cpu_chunks.serial_and_parallel`): the serial one compiles nothing on
+# numba's threads.
+pull_rows_serial, pull_rows_parallel = serial_and_parallel(_make_pull_rows)
 
 
 @njit(**_OPTS)

@@ -19,6 +19,10 @@ at most once a round and the piles hold at most n vertices each (the far pile's 
 says otherwise are left over from earlier moves and dropped). Rounds with few arcs run on the
 calling thread; larger ones share the frontier's arcs among threads in chunks taken from a shared
 counter, as :mod:`.cpu_bfs_parallel` does.
+
+The kernel has two compiled entries (:func:`.cpu_chunks.serial_and_parallel`):
+``delta_stepping_serial``, every round on the calling thread, which compiles none of the kernels
+on numba's threads, and ``delta_stepping_parallel``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cpu_chunks import VERTEX_CHUNK
+from .cpu_chunks import VERTEX_CHUNK, serial_and_parallel
 from .cpu_sssp_piles import (_far_minimum, _far_minimum_parallel, _load, _load_range, _split_far, _split_far_parallel,
                              _store, _store_range, _take_parallel, _take_serial)
 from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _drain, _relax, _relax_parallel, _scratch, _value
@@ -66,21 +70,28 @@ def _start(frontier, state, where, delta, near, far):
     return f, nfar, bound
 
 
-@njit(**_OPTS)
-def _next_bucket(key, where, far, nfar, delta, near, kept, boxes, threads, parallel_arcs):
-    """The next bucket from the far pile far[:nfar]: its vertices into ``near``, the others still
-    waiting into ``kept`` (leftovers dropped). Returns (near count, kept count, bound)."""
-    parallel = nfar >= parallel_arcs and threads > 1
-    least = _far_minimum_parallel(key, where, far, nfar, threads) if parallel else _far_minimum(key, where, far, nfar)
-    if least == _ALL:  # only leftovers
-        return 0, 0, np.inf
-    bound = _bound(_value(least), delta)
-    if parallel:
-        boxes[0], boxes[1], boxes[2] = 0, 0, 0
-        _split_far_parallel(key, where, far, nfar, bound, near, kept, boxes, threads)
-        return boxes[1], boxes[2], bound
-    f, nk = _split_far(key, where, far, nfar, bound, near, kept)
-    return f, nk, bound
+def _make_next_bucket(parallel):
+    def _next_bucket(key, where, far, nfar, delta, near, kept, boxes, threads, parallel_arcs):
+        """The next bucket from the far pile far[:nfar]: its vertices into ``near``, the others still
+        waiting into ``kept`` (leftovers dropped). Returns (near count, kept count, bound)."""
+        big = nfar >= parallel_arcs and threads > 1
+        if parallel and big:
+            least = _far_minimum_parallel(key, where, far, nfar, threads)
+        else:
+            least = _far_minimum(key, where, far, nfar)
+        if least == _ALL:  # only leftovers
+            return 0, 0, np.inf
+        bound = _bound(_value(least), delta)
+        if parallel and big:
+            boxes[0], boxes[1], boxes[2] = 0, 0, 0
+            _split_far_parallel(key, where, far, nfar, bound, near, kept, boxes, threads)
+            return boxes[1], boxes[2], bound
+        f, nk = _split_far(key, where, far, nfar, bound, near, kept)
+        return f, nk, bound
+    return _next_bucket
+
+
+_next_bucket_serial, _next_bucket_parallel = serial_and_parallel(_make_next_bucket)
 
 
 @njit(**_OPTS)
@@ -98,88 +109,106 @@ def _drop_leftovers(where, far, nfar, kept):
     return nk
 
 
-@njit(**_OPTS)
-def _round(indptr, indices, weights, weighted, plus, key, where, cur, f, du, chunk_arcs, bound, settle, n,
-           nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp, settled, scratch):
-    """One round: the frontier cur[:f] taken (``settle``: the near pile, over the light CSR; else
-    a settled bucket's vertices, over the whole CSR) and relaxed. ``boxes``: [counter, next near
-    pile's fill, far pile's fill, settled's fill]. Returns the arcs."""
-    box = boxes[3:4]
-    if f >= VERTEX_CHUNK * 64 and threads > 1:
-        total = _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
-    else:
-        total = _take_serial(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
-    boxes[0], boxes[1], boxes[2] = 0, 0, nfar
-    if total >= parallel_arcs and threads > 1:
-        _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound, n,
-                        nxt, far, boxes, threads)
-    elif total:
-        _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, 0, total, bound, n,
-               nxt, boxes[1:2], far, boxes[2:3], scratch)
-        _drain(scratch, nxt, boxes[1:2], far, boxes[2:3])
-    return total
+def _make_round(parallel):
+    def _round(indptr, indices, weights, weighted, plus, key, where, cur, f, du, chunk_arcs, bound, settle, n,
+               nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp, settled, scratch):
+        """One round: the frontier cur[:f] taken (``settle``: the near pile, over the light CSR; else
+        a settled bucket's vertices, over the whole CSR) and relaxed. ``boxes``: [counter, next near
+        pile's fill, far pile's fill, settled's fill]. Returns the arcs."""
+        box = boxes[3:4]
+        if parallel and f >= VERTEX_CHUNK * 64 and threads > 1:
+            total = _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
+        else:
+            total = _take_serial(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
+        boxes[0], boxes[1], boxes[2] = 0, 0, nfar
+        if parallel and total >= parallel_arcs and threads > 1:
+            _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound,
+                            n, nxt, far, boxes, threads)
+        elif total:
+            _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, np.int64(0), total,
+                   bound, n, nxt, boxes[1:2], far, boxes[2:3], scratch)
+            _drain(scratch, nxt, boxes[1:2], far, boxes[2:3])
+        return total
+    return _round
 
 
-@njit(**_OPTS)
-def delta_stepping(indptr, indices, weights, light_indptr, light_indices, light_weights, weighted, plus, frontier,
-                   state, parent, track, delta, threads, parallel_arcs, key, where, near, far, settled, seen, du,
-                   chunk_arcs):
-    """Relax ``state[v] = min(state[v], state[u] + w)`` to the fixed point from ``frontier``
-    (distinct vertices), increments non-negative, buckets ``delta`` wide; rounds with at least
-    ``parallel_arcs`` arcs (and passes over at least that many vertices) on ``threads`` threads.
-    With ``track``, ``parent`` (n everywhere but a single frontier vertex, its own parent) gets
-    the strict parents (n where a vertex has none; see the module).
+_round_serial, _round_parallel = serial_and_parallel(_make_round)
 
-    The light CSR holds the arcs lighter than ``delta`` (:func:`.cpu_sssp_piles.light_counts`,
-    :func:`.cpu_sssp_piles.light_fill`): rounds relax them while the near pile lasts; then, the
-    bucket's values final, each vertex it took relaxes its whole row once (Meyer and Sanders's
-    light and heavy arcs: a vertex taken again within a bucket scans only its light arcs again).
 
-    Scratch: ``key`` 2n uint64, 16-byte aligned; ``where`` n uint8; ``near`` (2, n + 1) and
-    ``far`` (2, 2n + 1) ids (the piles and their next versions: a round queues each vertex at
-    most once, near or far, and the far pile is cleared of leftovers once it holds n);
-    ``settled`` n + 1 ids; ``seen`` n uint32 (zeros); ``du`` n float64; ``chunk_arcs`` n /
-    VERTEX_CHUNK + 2 int64. Returns (rounds, arcs scanned)."""
-    n = state.size
-    big = n >= parallel_arcs and threads > 1
-    if big:
-        _load(state, parent, track, key, where)
-    else:
-        _load_range(state, parent, track, key, where, 0, n)
-    cur, nxt, far, kept = near[0], near[1], far[0], far[1]
-    scratch = _scratch(cur)
-    boxes = np.zeros(4, np.int64)
-    f, nfar, bound = _start(frontier, state, where, delta, cur, far)
-    rounds = arcs = 0
-    stamp = np.uint32(1)
-    while True:
-        if f == 0:  # the bucket is settled: each vertex it took scans its row, then the bound rises
-            if boxes[3]:
-                rounds += 1
-                arcs += _round(indptr, indices, weights, weighted, plus, key, where, settled, boxes[3], du,
-                               chunk_arcs, bound, False, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp,
-                               settled, scratch)
-                f, nfar = boxes[1], boxes[2]
-                boxes[3] = 0
-            stamp += np.uint32(1)
-            if f:  # a heavy arc's sum below the bound (rounding: bound = low + delta rounded): the
-                cur, nxt = nxt, cur  # bucket goes on, its vertices listed again for their heavy arcs
+def _make_delta_stepping(parallel):
+    def delta_stepping(indptr, indices, weights, light_indptr, light_indices, light_weights, weighted, plus, frontier,
+                       state, parent, track, delta, threads, parallel_arcs, key, where, near, far, settled, seen, du,
+                       chunk_arcs):
+        """Relax ``state[v] = min(state[v], state[u] + w)`` to the fixed point from ``frontier``
+        (distinct vertices), increments non-negative, buckets ``delta`` wide; rounds with at least
+        ``parallel_arcs`` arcs (and passes over at least that many vertices) on ``threads`` threads.
+        With ``track``, ``parent`` (n everywhere but a single frontier vertex, its own parent) gets
+        the strict parents (n where a vertex has none; see the module).
+
+        The light CSR holds the arcs lighter than ``delta`` (:func:`.cpu_sssp_piles.light_counts`,
+        :func:`.cpu_sssp_piles.light_fill`, or their ``_range`` versions on one thread): rounds relax
+        them while the near pile lasts; then, the bucket's values final, each vertex it took relaxes
+        its whole row once (Meyer and Sanders's light and heavy arcs: a vertex taken again within a
+        bucket scans only its light arcs again).
+
+        Scratch: ``key`` 2n uint64, 16-byte aligned; ``where`` n uint8; ``near`` (2, n + 1) and
+        ``far`` (2, 2n + 1) ids (the piles and their next versions: a round queues each vertex at
+        most once, near or far, and the far pile is cleared of leftovers once it holds n);
+        ``settled`` n + 1 ids; ``seen`` n uint32 (zeros); ``du`` n float64; ``chunk_arcs`` n /
+        VERTEX_CHUNK + 2 int64. Returns (rounds, arcs scanned)."""
+        n = state.size
+        round_ = _round_parallel if parallel else _round_serial
+        next_bucket = _next_bucket_parallel if parallel else _next_bucket_serial
+        big = n >= parallel_arcs and threads > 1
+        if parallel and big:
+            _load(state, parent, track, key, where)
+        else:
+            _load_range(state, parent, track, key, where, np.int64(0), n)
+        cur, nxt, far, kept = near[0], near[1], far[0], far[1]
+        scratch = _scratch(cur)
+        boxes = np.zeros(4, np.int64)
+        f, nfar, bound = _start(frontier, state, where, delta, cur, far)
+        rounds = arcs = 0
+        # The round's flags and the bucket's stamp as run-time values of one type each: a call with a
+        # literal True or False, or a stamp typed uint32 and then uint64 (uint32 + uint32 is uint64
+        # in numba), compiled _round and what it calls once per combination (4 times). A range's
+        # start is np.int64(0) likewise: a literal 0 compiles the callee once more beside its int64
+        # specialization (the parallel loops call it with int64 starts).
+        light, heavy = np.bool_(True), np.bool_(False)
+        stamp = np.uint64(1)
+        while True:
+            if f == 0:  # the bucket is settled: each vertex it took scans its row, then the bound rises
+                if boxes[3]:
+                    rounds += 1
+                    arcs += round_(indptr, indices, weights, weighted, plus, key, where, settled, boxes[3], du,
+                                   chunk_arcs, bound, heavy, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen,
+                                   stamp, settled, scratch)
+                    f, nfar = boxes[1], boxes[2]
+                    boxes[3] = 0
+                stamp += np.uint64(1)
+                if f:  # a heavy arc's sum below the bound (rounding: bound = low + delta rounded): the
+                    cur, nxt = nxt, cur  # bucket goes on, its vertices listed again for their heavy arcs
+                    continue
+                if nfar == 0:
+                    break
+                f, nfar, bound = next_bucket(key, where, far, nfar, delta, cur, kept, boxes, threads, parallel_arcs)
+                far, kept = kept, far
                 continue
-            if nfar == 0:
-                break
-            f, nfar, bound = _next_bucket(key, where, far, nfar, delta, cur, kept, boxes, threads, parallel_arcs)
-            far, kept = kept, far
-            continue
-        rounds += 1
-        arcs += _round(light_indptr, light_indices, light_weights, weighted, plus, key, where, cur, f, du, chunk_arcs,
-                       bound, True, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp, settled, scratch)
-        f, nfar = boxes[1], boxes[2]
-        cur, nxt = nxt, cur
-        if nfar > n:  # the far pile may grow by n a round: drop its leftovers
-            nfar = _drop_leftovers(where, far, nfar, kept)
-            far, kept = kept, far
-    if big:
-        _store(state, parent, track, key)
-    else:
-        _store_range(state, parent, track, key, 0, n)
-    return rounds, arcs
+            rounds += 1
+            arcs += round_(light_indptr, light_indices, light_weights, weighted, plus, key, where, cur, f, du,
+                           chunk_arcs, bound, light, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp,
+                           settled, scratch)
+            f, nfar = boxes[1], boxes[2]
+            cur, nxt = nxt, cur
+            if nfar > n:  # the far pile may grow by n a round: drop its leftovers
+                nfar = _drop_leftovers(where, far, nfar, kept)
+                far, kept = kept, far
+        if parallel and big:
+            _store(state, parent, track, key)
+        else:
+            _store_range(state, parent, track, key, np.int64(0), n)
+        return rounds, arcs
+    return delta_stepping
+
+
+delta_stepping_serial, delta_stepping_parallel = serial_and_parallel(_make_delta_stepping)

@@ -18,30 +18,44 @@ _PAR = dict(parallel=True, **_OPTS)
 RANGE_CHUNK = 4096  # vertices a thread takes at a time in passes over every vertex or the far pile
 
 
+@njit(**_OPTS)
+def light_counts_range(indptr, weights, delta, counts, lo, hi):
+    """``counts[u + 1]``: u's arcs lighter than ``delta``, for u in [lo, hi)."""
+    for u in range(lo, hi):
+        k = 0
+        for j in range(indptr[u], indptr[u + 1]):
+            k += weights[j] < delta
+        counts[u + 1] = k
+
+
 @njit(**_PAR)
 def light_counts(indptr, weights, delta, counts):
-    """``counts[u + 1]``: u's arcs lighter than ``delta``."""
+    """:func:`light_counts_range` over every vertex on numba's threads."""
     n = indptr.size - 1
     for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
-        for u in range(c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK)):
-            k = 0
-            for j in range(indptr[u], indptr[u + 1]):
-                k += weights[j] < delta
-            counts[u + 1] = k
+        light_counts_range(indptr, weights, delta, counts, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
+
+
+@njit(**_OPTS)
+def light_fill_range(indptr, indices, weights, delta, light_indptr, light_indices, light_weights, lo, hi):
+    """The arcs lighter than ``delta`` of vertices [lo, hi), in CSR order, into the light CSR whose
+    offsets are given."""
+    for u in range(lo, hi):
+        at = light_indptr[u]
+        for j in range(indptr[u], indptr[u + 1]):
+            if weights[j] < delta:
+                light_indices[at] = indices[j]
+                light_weights[at] = weights[j]
+                at += 1
 
 
 @njit(**_PAR)
 def light_fill(indptr, indices, weights, delta, light_indptr, light_indices, light_weights):
-    """The arcs lighter than ``delta``, in CSR order, into the light CSR whose offsets are given."""
+    """:func:`light_fill_range` over every vertex on numba's threads."""
     n = indptr.size - 1
     for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
-        for u in range(c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK)):
-            at = light_indptr[u]
-            for j in range(indptr[u], indptr[u + 1]):
-                if weights[j] < delta:
-                    light_indices[at] = indices[j]
-                    light_weights[at] = weights[j]
-                    at += 1
+        light_fill_range(indptr, indices, weights, delta, light_indptr, light_indices, light_weights,
+                         c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
 
 
 @njit(**_OPTS)

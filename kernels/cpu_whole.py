@@ -29,10 +29,11 @@ def _typical_weight(weights) -> float:
     return typical
 
 
-def _light_csr(parallel, indptr, indices, weights, delta: float):
+def _light_csr(parallel, indptr, indices, weights, delta: float, threads: int):
     """The arcs lighter than ``delta`` as a CSR of their own, made once per CSR (``indptr`` as the
     engine holds it, not a view made for this call) and delta: the engine keeps its CSR between
-    calls. Its offsets are int64 or, where they fit, int32 viewed as uint32 (:func:`.cpu._ids`)."""
+    calls; on numba's threads where ``threads`` > 1. Its offsets are int64 or, where they fit,
+    int32 viewed as uint32 (:func:`.cpu._ids`)."""
     key = (id(indptr), id(weights))
     held = _light_csrs.get(key)
     if held is not None and held[0] == delta:
@@ -40,13 +41,19 @@ def _light_csr(parallel, indptr, indices, weights, delta: float):
     n = indptr.size - 1
     counts = np.zeros(n + 1, np.int64)
     ip, ix = _ids(indptr), _ids(indices)
-    parallel.light_counts(ip, weights, delta, counts)
+    if threads > 1:
+        parallel.light_counts(ip, weights, delta, counts)
+    else:
+        parallel.light_counts_range(ip, weights, delta, counts, 0, n)
     light_indptr = np.cumsum(counts, out=counts)
     if light_indptr[-1] < 2**31:
         light_indptr = light_indptr.astype(np.int32).view(np.uint32)
     light_indices = np.empty(int(light_indptr[-1]), ix.dtype)
     light_weights = np.empty(light_indices.size, np.float64)
-    parallel.light_fill(ip, ix, weights, delta, light_indptr, light_indices, light_weights)
+    if threads > 1:
+        parallel.light_fill(ip, ix, weights, delta, light_indptr, light_indices, light_weights)
+    else:
+        parallel.light_fill_range(ip, ix, weights, delta, light_indptr, light_indices, light_weights, 0, n)
     light = (light_indptr, light_indices, light_weights)
     if held is None:
         weakref.finalize(indptr, _light_csrs.pop, key, None)
@@ -55,8 +62,9 @@ def _light_csr(parallel, indptr, indices, weights, delta: float):
 
 
 def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
-    """:func:`.cpu_sssp_parallel.delta_stepping` with its scratch (57 bytes a vertex where ids fit
-    32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
+    """:func:`.cpu_sssp_parallel.delta_stepping_serial` (``threads`` 1: it compiles nothing on
+    numba's threads) or ``delta_stepping_parallel`` with its scratch (57 bytes a vertex where ids
+    fit 32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
     vertex; kept with the CSR). Buckets are config ``cpu.delta_width`` typical weights (the mean of
     a sample) over the mean out-degree wide (Davidson et al.'s rule, as ``near_far_delta``)."""
     n = state.size
@@ -67,12 +75,13 @@ def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, paren
     parallel = fast.parallel()
     ip, ix = _ids(indptr), _ids(indices)
     if weighted:
-        light = _light_csr(parallel, indptr, indices, w, delta)
+        light = _light_csr(parallel, indptr, indices, w, delta, threads)
     else:  # every arc light, or none
         light = (ip, ix, w) if c < delta else (np.zeros(n + 1, ip.dtype), ix[:0], w)
     ids = np.uint32 if n < 2**31 else np.int64
     from .cpu_atomic import aligned_pairs  # numba's: imported on first use, not with the package
-    return parallel.delta_stepping(
+    kernel = parallel.delta_stepping_parallel if threads > 1 else parallel.delta_stepping_serial
+    return kernel(
         ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
         config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
         np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
@@ -93,8 +102,10 @@ def components(indptr, indices, in_csr, symmetric: bool):
     in_ip, in_ix = (_ids(in_csr[0]), _ids(in_csr[1])) if in_csr is not None else (ip[:0], ix[:0])
     comp = np.empty(max(n, 0), np.int32 if n < 2**31 else np.int64)
     threads = _whole_threads(indices.size)
-    arcs = fast.parallel().components(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp,
-                                      config.get().cpu.afforest_rounds, threads)
+    parallel = fast.parallel()
+    kernel = parallel.components_parallel if threads > 1 else parallel.components_serial
+    arcs = kernel(ip, ix, in_ip, in_ix, in_csr is not None, bool(symmetric), comp, config.get().cpu.afforest_rounds,
+                  threads)
     if threads == 1 or comp.dtype == np.int64:
         return comp.astype(np.int64, copy=False), int(arcs)
     from .cpu_fill import widen
@@ -110,6 +121,8 @@ def pull_rows(indptr, indices, x, out, lo: int, hi: int):
     if fast is None or x.dtype != np.float64 or out.dtype != np.float64:
         return None
     cfg = config.get().cpu
-    fast.parallel().pull_rows(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), _whole_threads(indices.size),
-                              cfg.level_parallel_min_arcs)
+    threads = _whole_threads(indices.size)
+    parallel = fast.parallel()
+    kernel = parallel.pull_rows_parallel if threads > 1 else parallel.pull_rows_serial
+    kernel(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), threads, cfg.level_parallel_min_arcs)
     return True

@@ -312,3 +312,56 @@ def test_whole_array_passes_on_threads_equal_the_serial_ones(threads):
         wide = np.empty(n, np.int64)
         cpu_fill.widen(ids, wide)
         assert np.array_equal(wide, ids.astype(np.int64))
+
+
+# -- one thread compiles none of the parallel kernels -------------------------------------------
+_SERIAL_CALLS = r"""
+import sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from ooc_graph import config
+from ooc_graph.kernels import cpu
+
+config.update(cpu={"whole_parallel_min_arcs": 0, "whole_pull": True})  # whole kernels even here
+rng = np.random.default_rng(5)
+n = 300
+src, dst = rng.integers(0, n, 8 * n), rng.integers(0, n, 8 * n)
+order = np.lexsort((dst, src))
+src, dst, w = src[order], dst[order], rng.random(src.size)
+indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int32)
+indices = dst.astype(np.int32)
+state = np.full(n, np.inf)
+state[0] = 0.0
+parent = np.full(n, n, np.int64)
+parent[0] = 0
+cpu.traverse_min(indptr, indices, w, np.array([0]), state, None, parent)  # SSSP: delta-stepping
+cpu.components(indptr, indices, (indptr, indices), False)
+cpu.pull_rows(indptr, indices, rng.random(n), np.empty(n), 0, n)
+state = np.full(n, np.inf)
+state[0] = 0.0
+cpu.bfs_tree(indptr, indices, 0, state, lambda: (indptr, indices))
+kernels = {f"{m.__name__}.{k}": d for m in list(sys.modules.values()) if m.__name__.startswith("ooc_graph.kernels")
+           for k, d in vars(m).items() if isinstance(d, Dispatcher)}
+print("compiled", sorted(k for k, d in kernels.items() if d.overloads))
+print("parallel", sorted(k for k, d in kernels.items() if d.overloads and (d.targetoptions.get("parallel")
+                                                                         or k.endswith("_parallel"))))
+"""
+
+
+def test_one_thread_compiles_no_parallel_kernel(tmp_path):
+    """numba types and compiles every function a compiled function calls, branch taken or not, and
+    parallel=True kernels compile slowly: a whole kernel's one entry used to compile the whole
+    parallel machinery for a call on one thread (a cold cache's first SSSP: 35 s on the 2-core
+    development machine, 13 with a serial entry). A fresh process on one thread with an empty numba
+    cache (so that every callee compiles, none is loaded) runs SSSP, WCC, PageRank's pull and BFS:
+    no parallel kernel, nor a ``*_parallel`` entry, may have compiled."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", _SERIAL_CALLS], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    for entry in ("delta_stepping_serial", "components_serial", "pull_rows_serial", "bfs_tree"):
+        assert entry in lines["compiled"]  # the serial entries compiled here (the cache was empty)
+    assert lines["parallel"] == "[]"
