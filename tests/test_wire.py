@@ -62,3 +62,16 @@ def test_plain_data_round_trips_and_refuses_the_rest(tmp_path):
     assert wire.unpack_unique_id(wire.pack_unique_id(uid)) == uid
     with pytest.raises(wire.ProtocolError):
         wire.unpack_unique_id(wire.dumps(list(range(5))))
+
+
+def test_an_nccl_unique_id_reaches_the_other_ranks_in_the_form_cupy_takes():
+    """CuPy 13's get_unique_id gives a tuple of 128 C chars (signed here) and its NcclCommunicator
+    takes that tuple; CuPy 14 gives and takes bytes (a tuple there is a TypeError: "commId ...
+    expected bytes, got tuple", which failed every two-GPU job). Either id survives the mesh, and
+    unique_id_bytes gives CuPy 14's bytes back exactly."""
+    new = bytes(range(128))
+    got = wire.unpack_unique_id(wire.pack_unique_id(new))
+    assert wire.unique_id_bytes(got) == new
+    old = tuple(range(-128, 0))
+    assert wire.unpack_unique_id(wire.pack_unique_id(old)) == old
+    assert wire.unique_id_bytes(old) == bytes(range(128, 256))

@@ -54,7 +54,11 @@ def communicator(mesh: Mesh, key: tuple):
         return comm
     drop(key)
     uid = mesh.broadcast(wire.pack_unique_id(nccl.get_unique_id()) if mesh.rank == 0 else b"", root=0)
-    comm = nccl.NcclCommunicator(mesh.size, wire.unpack_unique_id(uid), mesh.rank)
+    uid = wire.unpack_unique_id(uid)
+    try:
+        comm = nccl.NcclCommunicator(mesh.size, uid, mesh.rank)
+    except TypeError:  # CuPy 14 takes the id as bytes ("commId ... expected bytes, got tuple")
+        comm = nccl.NcclCommunicator(mesh.size, wire.unique_id_bytes(uid), mesh.rank)
     _COMMS[key] = (max(seen) + 1, comm)
     return comm
 

@@ -146,12 +146,19 @@ def pack_unique_id(uid) -> bytes:
 
 
 def unpack_unique_id(data: bytes) -> tuple:
-    """The tuple CuPy's ``NcclCommunicator`` takes, as :func:`pack_unique_id` packed it."""
+    """The id as :func:`pack_unique_id` packed it, as the tuple CuPy 13's ``NcclCommunicator`` takes
+    (:func:`unique_id_bytes` for CuPy 14's)."""
     values = loads(data)
     if not isinstance(values, list) or len(values) != UNIQUE_ID_BYTES or \
             not all(isinstance(v, int) and -128 <= v <= 255 for v in values):
         raise ProtocolError(f"not an NCCL unique id ({type(values).__name__})")
     return tuple(values)
+
+
+def unique_id_bytes(uid: tuple) -> bytes:
+    """The unique id as the bytes CuPy 14's ``NcclCommunicator`` takes (``get_unique_id`` gives
+    bytes there; CuPy 13 gives and takes a tuple of C chars, signed or not)."""
+    return bytes(v & 0xFF for v in uid)
 
 
 # -- plain data ---------------------------------------------------------------------------------
