@@ -71,6 +71,13 @@ def _whole_threads(arcs: int) -> int:
     return threads if threads >= cfg.parallel_min_threads else 1
 
 
+def whole_pull(arcs: int) -> bool:
+    """Whether PageRank's pull goes over the whole in-CSR (:func:`pull_rows`) rather than the
+    cached chunks: config ``cpu.whole_pull``, or where the pull over ``arcs`` arcs runs on numba's
+    threads (faster there, and no chunk to prepare on a first call)."""
+    return config.get().cpu.whole_pull or (compiled() is not None and _whole_threads(arcs) > 1)
+
+
 def _weights(weight, plus):
     """(weights as a float64 array, weighted, constant) for the compiled kernels."""
     if plus is None:

@@ -209,9 +209,12 @@ class CPU(_Section):
     # largest component is sampled (GAP's neighbor_rounds).
     afforest_rounds: int = 2
     # PageRank's pull over the whole in-CSR, one call per pass (kernels.cpu.pull_rows), in place of
-    # the cached chunks where the in-CSR fits: off, as it measured slower warm (R-MAT-18, 15
-    # iterations, a shared 2-core machine: 123 ms to the chunks' 107 on one thread, 128 to 101 on
-    # two; the chunks' cache-blocked copy keeps the sources' values in cache).
+    # the cached chunks, where the in-CSR fits and the pull runs on numba's threads (at least
+    # parallel_min_threads): on 16 threads of a 32-core host it took 459 ms against the chunks' 563
+    # (the anchors' R-MAT-22, 18 iterations; benchmarks/RESULTS.md), and a first call prepares no
+    # chunk. On one thread the chunks measured faster (R-MAT-18, 15 iterations, the 2-core machine:
+    # 107 ms to 123; their cache-blocked copy keeps the sources' values in cache): whole_pull True
+    # takes the in-CSR there too.
     whole_pull: bool = False
 
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")

@@ -365,3 +365,22 @@ def test_one_thread_compiles_no_parallel_kernel(tmp_path):
     for entry in ("delta_stepping_serial", "components_serial", "pull_rows_serial", "bfs_tree"):
         assert entry in lines["compiled"]  # the serial entries compiled here (the cache was empty)
     assert lines["parallel"] == "[]"
+
+
+def test_pagerank_pulls_over_the_in_csr_where_the_pull_runs_on_threads(threads, tmp_path):
+    """By default PageRank pulls over the whole in-CSR where that pull runs on numba's threads (it
+    reads the in-CSR, not the chunks), and over the cached chunks on one thread; config
+    cpu.whole_pull takes the in-CSR on one thread too. Same iterations and values either way."""
+    import ooc_graph
+    assert cpu.whole_pull(1 << 20) == (threads > 1)
+    with config.set(cpu={"whole_pull": True}):
+        assert cpu.whole_pull(1)
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 9, 8, seed=2, directed=True, chunk_arcs=512, progress=False)
+    r = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=500)
+    csr_bytes = 8 * (G.num_vertices + 1) + G.num_arcs * G.id_dtype.itemsize
+    assert (r.bytes_read == csr_bytes) == (threads > 1)
+    G.release()
+    with config.set(cpu={"whole_pull": False}, traversal={"whole_traversal": False}):
+        chunks = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=500)
+    assert chunks.iterations == r.iterations and np.abs(chunks.values - r.values).max() <= 1e-15
+    G.close()

@@ -208,6 +208,21 @@ def test_whole_traversals_on_every_worker(client, tmp_path, seed):
         _whole_traversals(client, False)
 
 
+def test_pagerank_pulls_over_the_whole_in_csr_on_every_worker(client, tmp_path):
+    """CPU workers that pull PageRank's sums over their rows of the in-CSR (config cpu.whole_pull;
+    the default where numba has parallel_min_threads threads) give the one-process answer; each
+    reads the in-CSR instead of its chunks."""
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 10, 8, seed=3, directed=True, interval_size=64, chunk_arcs=1024,
+                                progress=False)
+    local = ooc_graph.pagerank(G, device="cpu", tol=1e-12, max_iter=500)
+    csr_bytes = 8 * (G.num_vertices + 1) + G.num_arcs * G.id_dtype.itemsize
+    with config.set(cpu={"whole_pull": True}, traversal={"whole_traversal": True}):
+        dist = ooc_graph.submit(client, "pagerank", G, workers=2, tol=1e-12, max_iter=500).result(timeout=120)
+    assert dist.iterations == local.iterations
+    assert np.abs(dist.values - local.values).max() <= 1e-15
+    assert [rank["stats"]["bytes_read"] for rank in dist.stats["ranks"]] == [csr_bytes, csr_bytes]
+
+
 def test_a_job_carries_the_settings_its_caller_made(client, tmp_path):
     """The settings a caller made (ooc_graph.config) reach every rank of its job, even where they
     are the defaults; a worker's own settings stand where the caller made none."""

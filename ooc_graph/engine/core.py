@@ -374,10 +374,12 @@ class Engine(Trees, Traversals, ChunkStream):
     def _pull_rows(self, x, y) -> bool:
         """The owned rows of ``y`` summed over the whole in-CSR in memory by the backend's
         ``pull_rows`` (the compiled CPU kernels: each row in one go, no chunk prepared), where
-        config ``cpu.whole_pull`` asks for it, whole traversals are allowed and the in-CSR's
-        offsets and ids fit the CSR budget; counted as one pass. False where this does not apply (nothing done)."""
+        the backend wants it (``whole_pull``: on numba's threads, or config ``cpu.whole_pull``),
+        whole traversals are allowed and the in-CSR's offsets and ids fit the CSR budget; counted
+        as one pass. False where this does not apply (nothing done)."""
         k, cfg = self.backend.kernels, config.get()
-        if not cfg.cpu.whole_pull or not hasattr(k, "pull_rows") or not cfg.traversal.whole_traversal or \
+        wanted = getattr(k, "whole_pull", None)
+        if wanted is None or not wanted(self.graph.num_arcs) or not cfg.traversal.whole_traversal or \
                 not k.whole_traversals():
             return False
         csr = self.csr("in" if self.graph.directed else "out", weights=False)
