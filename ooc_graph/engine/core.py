@@ -335,14 +335,15 @@ class Engine(Trees, Traversals, ChunkStream):
         k, xp = self.backend.kernels, self.backend.xp
         t = time.perf_counter()
         lo, hi = self.owned
-        if out is None:
-            y = xp.zeros(self.graph.num_vertices, dtype=np.float64)
-        else:
-            y = out
-            y[lo:hi] = 0.0  # passes write only the owned destinations
+        y = xp.zeros(self.graph.num_vertices, dtype=np.float64) if out is None else out
+
+        def clear():  # the passes below add into the owned destinations (the whole pull writes them)
+            if out is not None:
+                y[lo:hi] = 0.0
         whole = self._whole_graph()
         cut = self._stripes(whole, stripes) if then is not None else None
         if cut is not None:
+            clear()
             done = []
             self.comm.join()
             for _ in self._whole_pass(whole):
@@ -353,6 +354,7 @@ class Engine(Trees, Traversals, ChunkStream):
             self.stats.seconds_computing += time.perf_counter() - t
             return done
         if whole is not None and self.comm.size > 1:  # x's other ranges may still be on their way
+            clear()
             own, others = self._own_sources(whole)
             for batch in self._whole_pass(whole):
                 k.pull_sum(own, x, y)
@@ -361,8 +363,9 @@ class Engine(Trees, Traversals, ChunkStream):
                     k.pull_sum(part, x, y)
                 self.comm.join()  # what follows (a step reading those sums) waits for them
         elif whole is None and self._pull_rows(x, y):
-            pass  # the whole in-CSR in memory, in one call (below, the chunks)
+            pass  # the whole in-CSR in memory, in one call, every owned row written (below, the chunks)
         else:
+            clear()
             self.comm.join()
             for batch in self.batches() if whole is None else self._whole_pass(whole):
                 k.pull_sum(batch, x, y)
