@@ -451,3 +451,26 @@ def test_damaged_result_is_a_store_error_and_compaction_leaves_it_out(store):
     G.compact()
     assert G.results() == ["bfs", "pagerank"]
     np.testing.assert_array_equal(G.load_result("pagerank")["values"], expected)
+
+
+def test_a_save_waits_for_a_graph_of_this_process_opening_the_store_again(tmp_path):
+    """A save that finds the file open in this process while one of its graphs is between opening
+    the store again and attaching it (a reader thread after a save detached it) tries again until
+    it can write, and saves into the store (it once gave up at once: a flaky side file); a handle
+    of another program in this process (an h5py.File) still sends the result beside the store."""
+    from ooc_graph.store import locking
+    path = tmp_path / "r.h5"
+    G = ooc_graph.convert(np.random.default_rng(0).integers(0, 50, (200, 2)), path, progress=False)
+    r = ooc_graph.wcc(G, device="cpu")
+    held = h5py.File(path, "r")
+    closer = threading.Timer(0.3, held.close)
+    with locking.reopening(G.path):
+        closer.start()
+        t = time.perf_counter()
+        r.save("w")
+        assert r.saved.in_store and time.perf_counter() - t >= 0.25
+    closer.join()
+    with h5py.File(path, "r"), pytest.warns(UserWarning):
+        r.save("v")
+    assert not r.saved.in_store
+    G.close()

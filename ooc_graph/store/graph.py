@@ -135,17 +135,18 @@ class Graph(GraphResults):
                 if self._h5 is not None:
                     yield self._h5
                     return
-            h5 = self._open()  # waits, without IO, while another process writes
-            with IO:
-                if self._closed or self._h5 is not None:
-                    h5.close()
-                    continue
-                try:
-                    self._same_graph(h5)
-                except BaseException:
-                    h5.close()
-                    raise
-                self._attach(h5)
+            with locking.reopening(self.path):  # a save meanwhile waits for it to be attached
+                h5 = self._open()  # waits, without IO, while another process writes
+                with IO:
+                    if self._closed or self._h5 is not None:
+                        h5.close()
+                        continue
+                    try:
+                        self._same_graph(h5)
+                    except BaseException:
+                        h5.close()
+                        raise
+                    self._attach(h5)
 
     def _same_graph(self, h5):
         """Refuse a file reopened at the path that is not this graph: another ``store_id``, or

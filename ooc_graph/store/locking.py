@@ -89,6 +89,31 @@ def file_key(fd: int) -> tuple:
     return (st.st_dev, st.st_ino)
 
 
+_REOPENING: dict = {}  # store path -> this process's graphs opening it again (outside IO)
+
+
+@contextmanager
+def reopening(path):
+    """Marks a graph of this process opening ``path`` again (the open waits outside :data:`IO`): a
+    save that finds the file already open meanwhile waits and tries again rather than taking the
+    handle for another program's (:func:`reopening_now`)."""
+    key = str(path)
+    with IO:
+        _REOPENING[key] = _REOPENING.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with IO:
+            _REOPENING[key] -= 1
+            if not _REOPENING[key]:
+                del _REOPENING[key]
+
+
+def reopening_now(path) -> bool:
+    with IO:
+        return str(path) in _REOPENING
+
+
 def register(graph, key) -> None:
     with IO:
         _OPEN.setdefault(key, weakref.WeakSet()).add(graph)

@@ -40,7 +40,8 @@ from . import contents, stamps, temporary
 from ._structure import check_result_shapes, check_structure
 from ._validate import json_attr, read_attrs
 from .compact import maybe_compact
-from .locking import IO, detach_all, file_key, is_lock_error, lock_timeout, retry_locked, signals_deferred
+from .locking import (IO, detach_all, file_key, is_lock_error, lock_timeout, reopening_now, retry_locked,
+                      signals_deferred)
 from .writer import AtomicFile, DiskFull, WrittenFile, reserved, write_array, write_error
 
 log = logging.getLogger("ooc_graph.store")
@@ -183,6 +184,8 @@ def _open_for_writing(graph):
         if isinstance(err, PermissionError) or getattr(err, "errno", None) in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise _NotWritable("the store is read-only") from err
         if "already open" in str(err):
+            if reopening_now(path):  # a graph of this process between its open and its attach
+                raise BlockingIOError(errno.EAGAIN, "a graph of this process is opening the store again") from err
             raise _NotWritable("another handle in this process (not an ooc_graph.Graph) has it open") from err
         raise _NotWritable(f"it cannot be opened for writing ({err})") from err
     try:
