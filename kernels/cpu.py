@@ -71,13 +71,6 @@ def _whole_threads(arcs: int) -> int:
     return threads if threads >= cfg.parallel_min_threads else 1
 
 
-def whole_pull(arcs: int) -> bool:
-    """Whether PageRank's pull goes over the whole in-CSR (:func:`pull_rows`) rather than the
-    cached chunks: config ``cpu.whole_pull``, or where the pull over ``arcs`` arcs runs on numba's
-    threads (faster there, and no chunk to prepare on a first call)."""
-    return config.get().cpu.whole_pull or (compiled() is not None and _whole_threads(arcs) > 1)
-
-
 def _weights(weight, plus):
     """(weights as a float64 array, weighted, constant) for the compiled kernels."""
     if plus is None:
@@ -376,7 +369,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
             not state.flags.c_contiguous:
         return None
     threads = _whole_threads(indices.size)
-    if not (_fill().fresh if _whole_threads(n) > 1 else fast.fresh)(state, np.array([source], np.int64)):
+    if not (_fresh_parallel if _whole_threads(n) > 1 else fast.fresh)(state, np.array([source], np.int64)):
         return None
     key = state.view(np.uint64)
     key[source] = np.uint64(1) << np.uint64(32)
@@ -420,32 +413,9 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     return int(ctx[2]) - 1, int(ctx[4]), parent
 
 
-def int_levels(levels, unreachable: int):
-    """Float64 BFS levels (whole numbers, inf where unreached) as int64 in the same memory, inf
-    becoming ``unreachable``: one pass and no allocation, where a new array, a mask and a masked
-    copy took 2.3 ms on a million vertices. Returns the int64 view, or None where the compiled
-    kernels are off (the caller converts into a new array)."""
-    fast = compiled()
-    if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
-        return None
-    (_fill().int_levels if _whole_threads(levels.size) > 1 else fast.int_levels)(levels, np.int64(unreachable))
-    return levels.view(np.int64)
-
-
-def full(n: int, value: float) -> np.ndarray:
-    """``np.full(n, value)`` (float64), filled on numba's threads where a whole kernel over n values
-    would run on them (config ``cpu.whole_parallel_min_arcs``, ``cpu.parallel_min_threads``):
-    each thread first-touches its own pages (a traversal's fresh state)."""
-    if compiled() is None or _whole_threads(n) == 1:
-        return np.full(n, value, np.float64)
-    out = np.empty(n, np.float64)
-    _fill().fill(out, np.float64(value))
-    return out
-
-
-def _fill():
-    from . import cpu_fill
-    return cpu_fill
+def _fresh_parallel(state, frontier) -> bool:
+    from .cpu_fill import fresh
+    return fresh(state, frontier)
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
@@ -525,4 +495,4 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401
 from .cpu_traversal import LEVEL_PARENTS, advance_min, bottom_up, flatnonzero  # noqa: E402,F401
 # The whole kernels on numba's threads (components, PageRank's pull) live in cpu_whole.py.
-from .cpu_whole import components, pull_rows  # noqa: E402,F401
+from .cpu_whole import components, full, int_levels, pull_rows, whole_pull  # noqa: E402,F401

@@ -1,7 +1,8 @@
 """The Python side of the whole kernels on numba's threads (:mod:`.cpu_parallel`): Afforest
-components and PageRank's pull over a CSR in memory (re-exported by :mod:`.cpu`), and
+components and PageRank's pull over a CSR in memory (and whether it is used: :func:`whole_pull`),
 delta-stepping's bucket width from the weights, its light CSR made once per CSR and width, and
-its scratch (:func:`.cpu.traverse_min`)."""
+its scratch (:func:`.cpu.traverse_min`), and a traversal's whole-array passes (:func:`full`,
+:func:`int_levels`: on the threads where its kernel runs there). Re-exported by :mod:`.cpu`."""
 
 from __future__ import annotations
 
@@ -126,3 +127,38 @@ def pull_rows(indptr, indices, x, out, lo: int, hi: int):
     kernel = parallel.pull_rows_parallel if threads > 1 else parallel.pull_rows_serial
     kernel(_ids(indptr), _ids(indices), x, out, int(lo), int(hi), threads, cfg.level_parallel_min_arcs)
     return True
+
+
+def whole_pull(arcs: int) -> bool:
+    """Whether PageRank's pull goes over the whole in-CSR (:func:`pull_rows`) rather than the
+    cached chunks: config ``cpu.whole_pull``, or where the pull over ``arcs`` arcs runs on numba's
+    threads (faster there, and no chunk to prepare on a first call)."""
+    return config.get().cpu.whole_pull or (compiled() is not None and _whole_threads(arcs) > 1)
+
+
+def int_levels(levels, unreachable: int):
+    """Float64 BFS levels (whole numbers, inf where unreached) as int64 in the same memory, inf
+    becoming ``unreachable``: one pass and no allocation, where a new array, a mask and a masked
+    copy took 2.3 ms on a million vertices. Returns the int64 view, or None where the compiled
+    kernels are off (the caller converts into a new array)."""
+    fast = compiled()
+    if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
+        return None
+    (_fill_kernels().int_levels if _whole_threads(levels.size) > 1 else fast.int_levels)(levels, np.int64(unreachable))
+    return levels.view(np.int64)
+
+
+def full(n: int, value: float) -> np.ndarray:
+    """``np.full(n, value)`` (float64), filled on numba's threads where a whole kernel over n values
+    would run on them (config ``cpu.whole_parallel_min_arcs``, ``cpu.parallel_min_threads``):
+    each thread first-touches its own pages (a traversal's fresh state)."""
+    if compiled() is None or _whole_threads(n) == 1:
+        return np.full(n, value, np.float64)
+    out = np.empty(n, np.float64)
+    _fill_kernels().fill(out, np.float64(value))
+    return out
+
+
+def _fill_kernels():
+    from . import cpu_fill
+    return cpu_fill
