@@ -369,7 +369,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
             not state.flags.c_contiguous:
         return None
     threads = _whole_threads(indices.size)
-    if not (_fresh_parallel if _whole_threads(n) > 1 else fast.fresh)(state, np.array([source], np.int64)):
+    if not (fast.parallel().fresh if threads > 1 else fast.fresh)(state, np.array([source], np.int64)):
         return None
     key = state.view(np.uint64)
     key[source] = np.uint64(1) << np.uint64(32)
@@ -411,11 +411,6 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
         log.warning("the compiled BFS did not compile (%s): BFS runs without it", err)
         return None
     return int(ctx[2]) - 1, int(ctx[4]), parent
-
-
-def _fresh_parallel(state, frontier) -> bool:
-    from .cpu_fill import fresh
-    return fresh(state, frontier)
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

@@ -109,9 +109,8 @@ def components(indptr, indices, in_csr, symmetric: bool):
                   threads)
     if threads == 1 or comp.dtype == np.int64:
         return comp.astype(np.int64, copy=False), int(arcs)
-    from .cpu_fill import widen
     root = np.empty(n, np.int64)  # written (first touched) on the threads
-    widen(comp, root)
+    parallel.widen(comp, root)
     return root, int(arcs)
 
 
@@ -144,7 +143,7 @@ def int_levels(levels, unreachable: int):
     fast = compiled()
     if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
         return None
-    (_fill_kernels().int_levels if _whole_threads(levels.size) > 1 else fast.int_levels)(levels, np.int64(unreachable))
+    (fast.parallel().int_levels if _whole_threads(levels.size) > 1 else fast.int_levels)(levels, np.int64(unreachable))
     return levels.view(np.int64)
 
 
@@ -152,13 +151,9 @@ def full(n: int, value: float) -> np.ndarray:
     """``np.full(n, value)`` (float64), filled on numba's threads where a whole kernel over n values
     would run on them (config ``cpu.whole_parallel_min_arcs``, ``cpu.parallel_min_threads``):
     each thread first-touches its own pages (a traversal's fresh state)."""
-    if compiled() is None or _whole_threads(n) == 1:
+    fast = compiled()
+    if fast is None or _whole_threads(n) == 1:
         return np.full(n, value, np.float64)
     out = np.empty(n, np.float64)
-    _fill_kernels().fill(out, np.float64(value))
+    fast.parallel().fill(out, np.float64(value))
     return out
-
-
-def _fill_kernels():
-    from . import cpu_fill
-    return cpu_fill
