@@ -278,23 +278,22 @@ class GPU(_Section):
 class Store(_Section):
     """Reading and writing stores."""
 
-    # Read the large datasets' chunks straight from the file on several threads (store/direct.py),
-    # where the compiled checksum is there; False reads everything through h5py (one thread).
+    # Read the large datasets' chunks straight from the file on several threads (store/direct.py);
+    # False reads everything through h5py (one thread).
     direct_reads: bool = True
-    # Smaller datasets are read through h5py (no compile for a small graph's first call).
+    # Smaller datasets are read through h5py.
     direct_min_bytes: int = 64 << 20
     # Threads reading a dataset's chunks directly.
     readers: int = field(default_factory=lambda: _cores(8, least=2))
-    # Write large datasets chunk by chunk with the compiled checksum (store/chunks.py); False:
+    # Write large datasets chunk by chunk, checksummed on threads (store/chunks.py); False:
     # every dataset is appended through h5py.
     chunk_writer: bool = True
     # Datasets expected to fill fewer chunks are appended through h5py.
     chunk_writer_min_chunks: int = 2
-    # Arrays of at least this many chunks written at once go through the chunk writer too (where
-    # the process has loaded its compiled checksum already).
+    # Arrays of at least this many chunks written at once go through the chunk writer too.
     write_array_min_chunks: int = 4
-    # Threads computing checksums: the compiled checksum runs at ~6 GB/s a thread, the calling
-    # thread's copies and writes at ~4 GB/s (2-core development machine).
+    # Threads computing checksums: the checksum runs at ~2.5 GB/s a thread (NumPy, without the
+    # GIL), the calling thread's copies and writes at ~4 GB/s (2-core development machine).
     checksum_threads: int = field(default_factory=lambda: _cores(4, least=2))
     # Compact a store by itself when its unused bytes pass this share of the bytes in use and at
     # least auto_compact_min_bytes (0: never; the environment variable OOC_GRAPH_AUTO_COMPACT=off

@@ -1,6 +1,9 @@
 """Reading dataset ranges straight from the file (store/direct.py): the same values as h5py on
 every layout, checksums verified, corruption reported as before."""
 
+import subprocess
+import sys
+
 import h5py
 import numpy as np
 import pytest
@@ -8,7 +11,6 @@ import pytest
 import ooc_graph
 from ooc_graph.errors import StoreError
 from ooc_graph.store import direct
-from ooc_graph.store import graph as graph_module
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.int64, np.float32, np.float64])
@@ -34,27 +36,13 @@ def test_checksums_and_ranges_match_h5py(tmp_path, dtype, size, chunk):
         reader.close()
 
 
-def test_the_first_read_of_a_process_reads_while_numba_loads(tmp_path, monkeypatch):
-    """Before the compiled checksum is loaded, every chunk is read first and checked after (numba
-    loading meanwhile): the same values on whole and partial chunks, and a flipped byte still
-    fails the read."""
-    pytest.importorskip("numba")
+def test_a_flipped_byte_fails_the_read(tmp_path):
     values = np.arange(10_000, dtype=np.int64) * 7
     path = tmp_path / "d.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=values, chunks=(1000,), fletcher32=True)
     with h5py.File(path, "r") as f:
         table = direct.ChunkTable(f["x"])
-    reader = direct.DirectReader(path)
-    try:
-        for start, count in [(0, 10_000), (999, 1002), (5, 3)]:
-            monkeypatch.setattr(direct, "_COMPILED", [])  # as in a fresh process
-            out = np.empty(count, np.int64)
-            reader.read(table, start, count, out)
-            np.testing.assert_array_equal(out, values[start:start + count])
-            assert direct._COMPILED and direct._COMPILED[0] is not None
-    finally:
-        reader.close()
     with open(path, "r+b") as f:
         f.seek(int(table.offset[3]) + 9)
         byte = f.read(1)
@@ -62,20 +50,65 @@ def test_the_first_read_of_a_process_reads_while_numba_loads(tmp_path, monkeypat
         f.write(bytes([byte[0] ^ 0x10]))
     reader = direct.DirectReader(path)
     try:
-        monkeypatch.setattr(direct, "_COMPILED", [])
-        with pytest.raises(direct.ChecksumError):
-            reader.read(table, 0, 10_000, np.empty(10_000, np.int64))
+        reader.read(table, 0, 3000, np.empty(3000, np.int64))  # the chunks before it are good
+        for start, count in [(0, 10_000), (3500, 10)]:
+            with pytest.raises(direct.ChecksumError, match="chunk 3"):
+                reader.read(table, start, count, np.empty(count, np.int64))
     finally:
         reader.close()
 
 
-def test_the_compiled_and_numpy_checksums_agree():
-    rng = np.random.default_rng(1)
-    for n in (0, 1, 2, 3, 1001, 1 << 18, (1 << 18) + 5):
-        data = rng.integers(0, 256, n, dtype=np.uint8)
-        assert direct._fletcher32(data) == direct._fletcher32_numpy(data)
-    worst = np.full(1 << 20, 255, dtype=np.uint8)  # largest words: the sums' overflow guard
-    assert direct._fletcher32(worst) == direct._fletcher32_numpy(worst)
+def _hdf5_fletcher32(data: bytes) -> int:
+    """HDF5's H5_checksum_fletcher32 as its C source computes it (blocks of 360 words, sums folded
+    by end-around carry), word by word: the independent reference for the vectorised sums."""
+    sum1 = sum2 = 0
+    words, at = len(data) // 2, 0
+    while words:
+        block = min(words, 360)
+        words -= block
+        for _ in range(block):
+            sum1 += (data[at] << 8) | data[at + 1]
+            sum2 += sum1
+            at += 2
+        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
+        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
+    if len(data) % 2:
+        sum1 += data[at] << 8
+        sum2 += sum1
+        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
+        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
+    sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
+    sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
+    return sum2 << 16 | sum1
+
+
+@pytest.mark.parametrize("rows", [4, 32768])  # 4: several slabs of rows even for small data
+def test_the_checksum_is_hdf5s(monkeypatch, rows):
+    """The vectorised sums against HDF5's word-by-word ones: every length class (odd, below and
+    across a row, across slabs), all-zero and all-0xFF bytes (largest words) and random ones."""
+    monkeypatch.setattr(direct, "_ROWS", rows)
+    rng = np.random.default_rng(rows)
+    for n in (0, 1, 2, 3, 4095, 4096, 4097, 8191, 8 * 4096 + 1, 9 * 4096 * 2 + 7, 100_003):
+        for data in (np.zeros(n, np.uint8), np.full(n, 255, np.uint8), rng.integers(0, 256, n, dtype=np.uint8)):
+            word = _hdf5_fletcher32(data.tobytes())
+            assert direct.checksum_matches(data, word), (n, data[:4])
+            if n:
+                assert not direct.checksum_matches(data, word ^ 0x10000)
+                flipped = data.copy()
+                flipped[n // 2] ^= 1
+                assert not direct.checksum_matches(flipped, word)
+
+
+def test_reading_a_store_loads_no_compiler(tmp_path):
+    """The checksum is NumPy's: a process that reads a store directly never imports numba."""
+    G = _stores(tmp_path)[0]
+    G.close()
+    code = ("import sys, ooc_graph; from ooc_graph import config; config.update({'store.direct_min_bytes': 0}); "
+            f"G = ooc_graph.open({str(G.path)!r}); G._read('cel/dst'); "
+            "assert G._direct and any(t is not None for t in G._direct[2].values()), 'not read directly'; "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False"]
 
 
 def test_other_layouts_are_left_to_h5py(tmp_path):
@@ -100,7 +133,6 @@ def _stores(tmp_path):
 
 
 def test_graphs_read_directly_give_h5py_answers(tmp_path, monkeypatch, configure):
-    pytest.importorskip("numba")  # direct reads need the compiled checksum
     configure({"store.direct_min_bytes": 0})  # small stores read directly too
     for G in _stores(tmp_path):
         ref = {}
@@ -142,18 +174,11 @@ def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch, configure)
     G.close()
 
 
-def test_small_datasets_and_no_numba_read_through_h5py(tmp_path, monkeypatch, configure):
+def test_small_datasets_read_through_h5py(tmp_path):
     G = _stores(tmp_path)[0]
     ooc_graph.wcc(G, device="cpu")
     assert G._direct is None or all(t is None for t in G._direct[2].values())  # under 64 MB
     G.close()
-    configure({"store.direct_min_bytes": 0})
-    monkeypatch.setattr(graph_module, "compiled_possible", lambda: False)
-    G = ooc_graph.open(G.path)
-    ooc_graph.wcc(G, device="cpu")
-    assert G._direct is None
-    G.close()
-
 
 def test_a_closed_reader_waits_for_reads_and_then_refuses(tmp_path):
     path = tmp_path / "d.h5"

@@ -17,8 +17,6 @@ from conftest import random_edges
 from test_ingest_paths import assert_same_store
 from test_store_memory import assert_same
 
-pytest.importorskip("numba")  # without it every dataset goes through h5py
-
 CHUNK = 100
 DTYPES = [np.int32, np.int64, np.uint16, np.float32, np.float64]
 LENGTHS = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 7 * CHUNK + 13]
@@ -121,17 +119,15 @@ def test_a_corrupted_chunk_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_large_arrays_are_written_chunk_by_chunk(tmp_path, monkeypatch, dtype):
-    """Where the process has the compiled checksum loaded already (it costs memory to load)."""
+def test_large_arrays_are_written_chunk_by_chunk(tmp_path, monkeypatch, configure, dtype):
     monkeypatch.setattr(F, "HDF5_CHUNK_ELEMENTS", CHUNK)
     values = _values(np.random.default_rng(4), dtype, 9 * CHUNK + 1)
     written, real = [], chunks.DirectAppender._write_chunk
     monkeypatch.setattr(chunks.DirectAppender, "_write_chunk", lambda self, *a: written.append(1) or real(self, *a))
-    assert direct.compiled_available()
     with h5py.File(tmp_path / "a.h5", "w") as f:
         writer.write_array(f, "direct", values)
         assert len(written) == 9
-        monkeypatch.setattr(chunks, "compiled_loaded", lambda: False)
+        configure({"store.chunk_writer": False})
         writer.write_array(f, "h5py", values)
         assert len(written) == 9
         a, b = f["direct"], f["h5py"]
@@ -140,14 +136,12 @@ def test_large_arrays_are_written_chunk_by_chunk(tmp_path, monkeypatch, dtype):
         assert _stored_chunks(a) == _stored_chunks(b)
 
 
-def test_h5py_appends_where_direct_writes_do_not_apply(tmp_path, monkeypatch, configure):
-    with h5py.File(tmp_path / "a.h5", "w") as f, chunks.ChunkWriter() as w:
+def test_h5py_appends_where_direct_writes_do_not_apply(tmp_path, configure):
+    with h5py.File(tmp_path / "a.h5", "w") as f, chunks.ChunkWriter() as w, chunks.ChunkWriter(direct=False) as told:
+        assert type(told.appendable(f, "told", np.int32, CHUNK)) is chunks.Appender
         assert isinstance(w.appendable(f, "big", np.int32, CHUNK, expected=2 * CHUNK), chunks.DirectAppender)
         assert type(w.appendable(f, "small", np.int32, CHUNK, expected=2 * CHUNK - 1)) is chunks.Appender
         assert type(w.appendable(MemoryFile(), "memory", np.int32, CHUNK)) is chunks.Appender
-        monkeypatch.setattr(chunks, "compiled_available", lambda: False)  # no numba
-        assert type(w.appendable(f, "numpy", np.int32, CHUNK)) is chunks.Appender
-        monkeypatch.undo()
         configure({"store.chunk_writer": False})
         assert type(w.appendable(f, "off", np.int32, CHUNK)) is chunks.Appender
     memory = MemoryFile()

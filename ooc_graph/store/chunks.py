@@ -5,7 +5,7 @@ chunk's fletcher32 on the calling thread under h5py's lock (~1.5 GB/s). The stor
 datasets are 1-D, chunked, fletcher32-checksummed and uncompressed, so a chunk is stored as its
 raw bytes followed by the 4-byte checksum word (:func:`fletcher32`). A :class:`DirectAppender`
 checksums an append's whole chunks on a few threads, straight from the caller's arrays (the
-compiled checksum releases the GIL), while the calling thread copies each, in order, into one
+checksum's NumPy reductions release the GIL), while the calling thread copies each, in order, into one
 buffer, puts the checksum word after it and hands it to HDF5 with ``write_direct_chunk``.
 
 The chunk an append starts inside and the one it ends inside go through h5py: HDF5 pads a
@@ -15,9 +15,9 @@ appends — a dataset's partial chunk costs no memory, the writer holds one chun
 the stored chunks are byte for byte those h5py writes. An append of several arrays writes them as
 one (the CEL's blocks of a bucket), so partial chunks come once per append, not once per array.
 
-Without numba (or where a writer is told not to load it: it adds ~110 MiB to the process), for a
-dataset expected to fill fewer than config ``store.chunk_writer_min_chunks`` chunks, or for a file that is not an h5py
-one (``memory.MemoryFile``), datasets are appended through h5py as before.
+Where a writer is told not to (``direct=False``), for a dataset expected to fill fewer than config
+``store.chunk_writer_min_chunks`` chunks, or for a file that is not an h5py one
+(``memory.MemoryFile``), datasets are appended through h5py as before.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from ooc_graph import config
 
-from .direct import _COMPILED, FLETCHER, _fletcher32, compiled_available
+from .direct import FLETCHER, _fletcher32
 from .writer import append, create_appendable
 
 
@@ -51,15 +51,10 @@ def fletcher32(data) -> int:
     return s2 << 16 | s1
 
 
-def compiled_loaded() -> bool:
-    """Whether this process has the compiled checksum already (using it then costs no memory)."""
-    return bool(_COMPILED) and _COMPILED[0] is not None
-
-
 def _plain(h5, dtype: np.dtype) -> bool:
     """Whether datasets of ``dtype`` in ``h5`` can be written chunk by chunk here."""
     return (config.get().store.chunk_writer and isinstance(h5, h5py.Group) and dtype.kind in "iuf" and dtype.isnative
-            and dtype.itemsize % 2 == 0 and compiled_available())
+            and dtype.itemsize % 2 == 0)
 
 
 def _arrays(values) -> list:

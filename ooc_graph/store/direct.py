@@ -12,7 +12,6 @@ to h5py, which reports it as before.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +22,6 @@ import numpy as np
 from ooc_graph import config
 
 FLETCHER = 4  # bytes of checksum after each chunk
-_FLETCHER_BLOCK = 1 << 16  # words summed at a time (keeps the running sums in cache)
 
 
 class Unsupported(Exception):
@@ -38,85 +36,64 @@ class Closed(Exception):
     """The reader was closed (the store was closed or reopened as another file): read again."""
 
 
-def _fletcher32_numpy(data: np.ndarray) -> int:
-    """HDF5's fletcher32 of ``data`` (bytes), as :func:`H5_checksum_fletcher32` computes it:
-    sums of big-endian 16-bit words modulo 65535, the second sum over the running first sum."""
+# HDF5's fletcher32 sums big-endian 16-bit words w_k (k < K) modulo 65535: s1 = sum(w_k),
+# s2 = sum((K - k) w_k). As 65536 = 1 (mod 65535), w_k = 256 L_k where L_k is the same word read
+# little-endian, so both sums come from the bytes as they lie, without swapping them. The words
+# are laid out in rows of _COLS: a row's sum and a column's sum over _ROWS rows fit 32 bits, and
+# sum(k L_k) comes from the row and column sums (k = row * _COLS + column). NumPy's reductions run
+# without the GIL, so the reader's threads check chunks side by side at ~2-3 GB/s each, and no
+# compiler is loaded for it.
+_COLS = 2048
+_ROWS = 32768
+_INDEX = np.arange(_ROWS, dtype=np.uint64)
+
+
+def _dot_index(values: np.ndarray) -> int:
+    """sum(k * values[k]) modulo 65535, for up to ``_ROWS`` values."""
+    return int(np.dot(_INDEX[:values.size], values % np.uint32(65535))) % 65535
+
+
+def _slab_sums(little: np.ndarray) -> tuple:
+    """``(sum(L_k), sum(k L_k) mod 65535)`` of at most ``_ROWS * _COLS`` little-endian words."""
+    full = little.size - little.size % _COLS
+    total = weighted = 0
+    if full:
+        grid = little[:full].reshape(-1, _COLS)
+        rows = grid.sum(axis=1, dtype=np.uint32)
+        total = int(rows.sum(dtype=np.uint64))
+        weighted = _COLS * _dot_index(rows) + _dot_index(grid.sum(axis=0, dtype=np.uint32))
+    rest = little[full:]
+    if rest.size:
+        part = int(rest.sum(dtype=np.uint64))
+        total += part
+        weighted += full * part + _dot_index(rest)
+    return total, weighted % 65535
+
+
+def _fletcher32(data: np.ndarray) -> tuple:
+    """HDF5's fletcher32 sums of ``data`` (C-contiguous bytes), each modulo 65535, as
+    :func:`H5_checksum_fletcher32` computes them (an odd last byte is the high half of a word)."""
     n = data.size
-    words = data[:n - n % 2].view(">u2")
-    s1 = s2 = 0
-    for at in range(0, words.size, _FLETCHER_BLOCK):
-        run = np.cumsum(words[at:at + _FLETCHER_BLOCK], dtype=np.uint64)
-        s2 += int(run.sum(dtype=np.uint64)) + s1 * run.size
-        s1 += int(run[-1])
+    words = n // 2
+    little = data[:2 * words].view("<u2")
+    total = weighted = 0
+    slab = _ROWS * _COLS
+    for at in range(0, words, slab):
+        part, part_weighted = _slab_sums(little[at:at + slab])
+        total += part
+        weighted += at * part + part_weighted
+    s1 = 256 * total
+    s2 = 256 * (words * total - weighted)
     if n % 2:
         s1 += int(data[-1]) << 8
         s2 += s1
     return s1 % 65535, s2 % 65535
 
 
-def _compiled():
-    """HDF5's fletcher32 compiled with numba (the ``cpu`` extra): ~10x NumPy's speed, without
-    the GIL; None without numba. Made on first use, so importing the package stays quick."""
-    import numba
-
-    @numba.njit(nogil=True, cache=True)
-    def fletcher32(data):  # pragma: no cover - compiled
-        n = data.size
-        s1 = np.uint64(0)
-        s2 = np.uint64(0)
-        for i in range(0, n - n % 2, 2):
-            s1 += (np.uint64(data[i]) << np.uint64(8)) | np.uint64(data[i + 1])
-            s2 += s1
-            if (i & 0x3FFFF) == 0x3FFFE:  # keep the sums far from overflow
-                s1 %= np.uint64(65535)
-                s2 %= np.uint64(65535)
-        if n % 2:
-            s1 += np.uint64(data[n - 1]) << np.uint64(8)
-            s2 += s1
-        return s1 % np.uint64(65535), s2 % np.uint64(65535)
-    return fletcher32
-
-
-_COMPILED = []  # [the compiled function, or None], filled on first use
-_COMPILING = threading.Lock()
-
-
-def compiled_available() -> bool:
-    """Whether the compiled checksum is there (compiling it on first call): direct reads are
-    used only then, as NumPy's checksum runs at ~1 GB/s, below h5py's one thread."""
-    if not _COMPILED:
-        _fletcher32(np.zeros(2, np.uint8))
-    return _COMPILED[0] is not None
-
-
-def compiled_possible() -> bool:
-    """Whether the compiled checksum is loaded here or can be (numba is installed), without
-    importing numba."""
-    if _COMPILED:
-        return _COMPILED[0] is not None
-    return importlib.util.find_spec("numba") is not None
-
-
-def _fletcher32(data: np.ndarray, compiled: bool = True) -> tuple:
-    if not compiled:
-        return _fletcher32_numpy(data)
-    if not _COMPILED:
-        with _COMPILING:
-            if not _COMPILED:
-                try:
-                    _COMPILED.append(_compiled())
-                except ImportError:
-                    _COMPILED.append(None)
-    if _COMPILED[0] is None:
-        return _fletcher32_numpy(data)
-    a, b = _COMPILED[0](data)
-    return int(a), int(b)
-
-
-def checksum_matches(data: np.ndarray, stored: int, compiled: bool = True) -> bool:
+def checksum_matches(data: np.ndarray, stored: int) -> bool:
     """Whether ``stored`` (the little-endian word after a chunk) is the fletcher32 of ``data``.
     HDF5 folds each sum into 16 bits, where 0 and 65535 are the same residue: compare residues."""
-    s1, s2 = _fletcher32(data, compiled)
+    s1, s2 = _fletcher32(data)
     return (stored & 0xFFFF) % 65535 == s1 and (stored >> 16) % 65535 == s2
 
 
@@ -174,7 +151,7 @@ class DirectReader:
             buf = self._scratch.buf = np.empty(nbytes, dtype=np.uint8)
         return buf[:nbytes]
 
-    def _chunk(self, table: ChunkTable, i: int, first: int, last: int, out: np.ndarray, compiled: bool) -> None:
+    def _chunk(self, table: ChunkTable, i: int, first: int, last: int, out: np.ndarray) -> None:
         """Elements [first, last) of chunk i (chunk-relative) into ``out``; the whole chunk is
         read (its checksum covers it), straight into ``out`` when ``out`` is the whole chunk."""
         item = table.dtype.itemsize
@@ -185,7 +162,7 @@ class DirectReader:
         got = os.preadv(self.fd, [target, tail], int(table.offset[i]))
         if got != nbytes + FLETCHER:
             raise ChecksumError(f"chunk {i}: read {got} of {nbytes + FLETCHER} bytes")
-        if not checksum_matches(target, int(tail.view("<u4")[0]), compiled):
+        if not checksum_matches(target, int(tail.view("<u4")[0])):
             raise ChecksumError(f"chunk {i}: fletcher32 checksum mismatch")
         if not whole:
             out.view(np.uint8)[:] = target[first * item:last * item]
@@ -207,56 +184,11 @@ class DirectReader:
                 self._busy.notify_all()
 
     def _read(self, table: ChunkTable, start: int, count: int, out: np.ndarray) -> None:
-        if not _COMPILED:  # the first read of the process: numba loads while the chunks are read
-            self._read_then_check(table, start, count, out)
-            return
-        compiled = compiled_available()
         jobs, at, c = [], 0, table.chunk
         while at < count:
             i, first = divmod(start + at, c)
             take = min(c - first, count - at)
-            jobs.append(self.pool.submit(self._chunk, table, i, first, first + take, out[at:at + take], compiled))
+            jobs.append(self.pool.submit(self._chunk, table, i, first, first + take, out[at:at + take]))
             at += take
         for job in jobs:
             job.result()
-
-    def _read_then_check(self, table: ChunkTable, start: int, count: int, out: np.ndarray) -> None:
-        """:meth:`_read` in two steps: the pool reads every chunk (``preadv`` releases the GIL)
-        while this thread loads the compiled checksum (numba's import and first load: ~1-3 s
-        that would otherwise come before the first byte is read); then the pool checks every
-        chunk. Nothing reaches ``out`` unchecked but the bytes of whole chunks, which are checked
-        before this returns (an error leaves ``out`` to be read again by h5py)."""
-        jobs, at, c = [], 0, table.chunk
-        while at < count:
-            i, first = divmod(start + at, c)
-            take = min(c - first, count - at)
-            jobs.append((self.pool.submit(self._fetch_chunk, table, i, first, first + take, out[at:at + take]),
-                         first, take, out[at:at + take]))
-            at += take
-        compiled = compiled_available()
-        checks = [self.pool.submit(self._check_chunk, job, first, take, target, compiled)
-                  for job, first, take, target in jobs]
-        for check in checks:
-            check.result()
-
-    def _fetch_chunk(self, table: ChunkTable, i: int, first: int, last: int, out: np.ndarray):
-        """Chunk i's bytes (straight into ``out`` when ``out`` is the whole chunk, else into a
-        buffer of its own) and its stored checksum, unchecked."""
-        item = table.dtype.itemsize
-        nbytes = table.chunk * item
-        whole = first == 0 and last == table.chunk
-        target = out.view(np.uint8) if whole else np.empty(nbytes, dtype=np.uint8)
-        tail = np.empty(FLETCHER, dtype=np.uint8)
-        got = os.preadv(self.fd, [target, tail], int(table.offset[i]))
-        if got != nbytes + FLETCHER:
-            raise ChecksumError(f"chunk {i}: read {got} of {nbytes + FLETCHER} bytes")
-        return target, int(tail.view("<u4")[0]), whole
-
-    @staticmethod
-    def _check_chunk(job, first: int, take: int, out: np.ndarray, compiled: bool) -> None:
-        target, stored, whole = job.result()
-        if not checksum_matches(target, stored, compiled):
-            raise ChecksumError("fletcher32 checksum mismatch")
-        if not whole:
-            item = out.dtype.itemsize
-            out.view(np.uint8)[:] = target[first * item:(first + take) * item]

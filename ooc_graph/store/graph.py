@@ -19,7 +19,7 @@ from . import _format as F
 from . import contents, locking, stamps
 from ._graph_results import GraphResults
 from ._validate import check_block_table, check_store, json_attr
-from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported, compiled_possible
+from .direct import ChecksumError, ChunkTable, Closed, DirectReader, Unsupported
 from .labels import check_increasing, decode_labels
 from .locking import IO
 
@@ -226,13 +226,11 @@ class Graph(GraphResults):
         cfg = config.get().store
         if not cfg.direct_reads or self._key is None:
             return None
-        try:  # a small dataset goes through h5py, without loading numba for the checksum
+        try:  # a small dataset goes through h5py (one read, no threads to start)
             ds = h5[name]
             if ds.size * ds.dtype.itemsize < cfg.direct_min_bytes:
                 return None
         except (KeyError, TypeError, AttributeError):
-            return None
-        if not compiled_possible():  # (numba loads during the first read: DirectReader)
             return None
         if self._direct is None or self._direct[0] != self._key:
             self._close_direct()

@@ -208,7 +208,7 @@ def write_array(h5, name: str, values: np.ndarray) -> None:
     if values.ndim == 1 and len(values) >= config.get().store.write_array_min_chunks * chunk:
         from . import chunks  # it builds on this module
 
-        with chunks.ChunkWriter(direct=chunks.compiled_loaded()) as writer:  # numba only if loaded already
+        with chunks.ChunkWriter() as writer:
             if writer.write_array(h5, name, values, chunk):
                 return
     h5.create_dataset(name, data=values, chunks=(chunk,),
