@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -97,23 +97,37 @@ _NO_IDS = np.zeros(0, np.int64)
 class Batch:
     dst_lo: int
     dst_hi: int
-    matrix: sp.csr_matrix          # row r: destination rows[r] + dst_lo; columns: global source ids; data: ones
+    indptr: np.ndarray             # CSR by destination: row r is destination rows[r] + dst_lo
+    indices: np.ndarray            # global source ids, CSR order
+    columns: int                   # number of vertices (the matrix's columns)
     weight: np.ndarray | None      # float64, CSR order
     rows: np.ndarray               # destination - dst_lo of each row (all rows are non-empty)
     row_start: np.ndarray          # CSR offset of each row
+    _matrix: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def matrix(self) -> "sp.csr_matrix":
+        """The batch as a SciPy CSR matrix with ones as values, made on first use: the NumPy
+        kernels multiply it; the compiled ones read ``indptr`` and ``indices`` alone."""
+        if self._matrix is None:
+            import scipy.sparse as sp
+            self._matrix = sp.csr_matrix((np.ones(self.indices.size), self.indices, self.indptr),
+                                         shape=(self.rows.size, self.columns))
+        return self._matrix
 
     @property
     def num_arcs(self) -> int:
-        return int(self.matrix.nnz)
+        return int(self.indices.size)
 
     @property
     def nbytes(self) -> int:
-        m = self.matrix
-        total = m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + self.rows.nbytes + self.row_start.nbytes
+        total = self.indices.nbytes + self.indptr.nbytes + self.rows.nbytes + self.row_start.nbytes
+        if self._matrix is not None or compiled() is None:  # the NumPy kernels' matrix holds ones
+            total += 8 * self.indices.size
         return total + (0 if self.weight is None else self.weight.nbytes)
 
     def dst(self) -> np.ndarray:
-        return np.repeat(self.rows + self.dst_lo, np.diff(self.matrix.indptr))
+        return np.repeat(self.rows + self.dst_lo, np.diff(self.indptr))
 
 
 def marker(where: str = "compute") -> float:
@@ -127,7 +141,6 @@ def seconds_between(a: float, b: float) -> float:
 
 def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, dst_hi, num_vertices) -> Batch:
     """Global ids from local ones (per-block bases repeated over block lengths), then CSR by destination."""
-    import scipy.sparse as sp
     idx_dtype = np.int32 if num_vertices <= np.iinfo(np.int32).max else np.int64
     cols = max(num_vertices, 1)
     m = int(np.sum(lengths))
@@ -137,8 +150,7 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
                                   idx_dtype)
         if made is not None:
             indptr, indices, rows, row_start, w = made
-            matrix = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(rows.size, cols))
-            return Batch(dst_lo, dst_hi, matrix, w, rows, row_start)
+            return Batch(dst_lo, dst_hi, indptr, indices, cols, w, rows, row_start)
     src = src_local.astype(np.int64) + np.repeat(np.asarray(src_base, np.int64), lengths)
     row = dst_local.astype(np.int64) + np.repeat(np.asarray(dst_base, np.int64) - dst_lo, lengths)
     # Arcs are sorted by (dst, src) inside each block, so the stable sort merges sorted runs.
@@ -148,21 +160,19 @@ def prepare(src_local, dst_local, weight, src_base, dst_base, lengths, dst_lo, d
     rows = row[row_start]
     indptr = np.append(row_start, row.size)
     indices = src[order].astype(idx_dtype)
-    matrix = sp.csr_matrix((np.ones(indices.size), indices, indptr.astype(idx_dtype, copy=False)),
-                           shape=(rows.size, cols))
     w = None if weight is None else np.asarray(weight, np.float64)[order]
-    return Batch(dst_lo, dst_hi, matrix, w, rows.astype(np.int64), row_start.astype(np.int64))
+    return Batch(dst_lo, dst_hi, indptr.astype(idx_dtype, copy=False), indices, cols, w, rows.astype(np.int64),
+                 row_start.astype(np.int64))
 
 
 def pull_sum(batch: Batch, x: np.ndarray, out: np.ndarray) -> None:
     """``out[v] += Σ_{u→v} x[u]``."""
     fast = compiled()
     if fast is not None and batch.num_arcs and out.dtype == np.float64 and x.dtype == np.float64:
-        m = batch.matrix
         cfg = config.get().cpu
         parallel = batch.num_arcs >= cfg.parallel_min_arcs and _threads() >= cfg.parallel_min_threads
         kernel = fast.pull_sum_parallel if parallel else fast.pull_sum
-        kernel(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, x, out)
+        kernel(_ids(batch.indptr), _ids(batch.indices), batch.rows, batch.dst_lo, x, out)
     elif batch.num_arcs:
         if batch.rows.size == batch.dst_hi - batch.dst_lo:  # every destination of the range has arcs
             out[batch.dst_lo:batch.dst_hi] += batch.matrix @ x
@@ -184,13 +194,12 @@ def relax_min(batch: Batch, state: np.ndarray, plus, changed: np.ndarray, any_ch
         return
     fast = compiled()
     if fast is not None:
-        m = batch.matrix
         w, weighted, c = _weights(batch.weight, plus)
-        if fast.relax_min(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, w, weighted, c, state, changed) \
+        if fast.relax_min(_ids(batch.indptr), _ids(batch.indices), batch.rows, batch.dst_lo, w, weighted, c, state, changed) \
                 and any_changed is not None:
             any_changed[0] = 1
         return
-    best = np.minimum.reduceat(_plus(state[batch.matrix.indices], batch.weight, plus), batch.row_start)
+    best = np.minimum.reduceat(_plus(state[batch.indices], batch.weight, plus), batch.row_start)
     v = batch.rows + batch.dst_lo
     better = best < state[v]
     v = v[better]
@@ -216,11 +225,10 @@ def hook_min(batch: Batch, parent: np.ndarray, changed: np.ndarray) -> None:
         return
     fast = compiled()
     if fast is not None:  # union-find: every tree the batch joins is joined in this one call
-        m = batch.matrix
-        if fast.hook_min(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, parent):
+        if fast.hook_min(_ids(batch.indptr), _ids(batch.indices), batch.rows, batch.dst_lo, parent):
             changed[0] = 1
         return
-    ru = _roots(parent, batch.matrix.indices)
+    ru = _roots(parent, batch.indices)
     rv = _roots(parent, batch.dst())
     differ = ru != rv
     if differ.any():
@@ -239,12 +247,11 @@ def tight_parent(batch: Batch, dist: np.ndarray, plus, parent: np.ndarray, resol
         return
     fast = compiled()
     if fast is not None:
-        m = batch.matrix
         w, weighted, c = _weights(batch.weight, plus)
-        fast.tight_parent(_ids(m.indptr), _ids(m.indices), batch.rows, batch.dst_lo, w, weighted, c, dist, parent,
+        fast.tight_parent(_ids(batch.indptr), _ids(batch.indices), batch.rows, batch.dst_lo, w, weighted, c, dist, parent,
                           _NO_FLAGS if resolved is None else resolved, resolved is None)
         return
-    src = batch.matrix.indices.astype(np.int64)
+    src = batch.indices.astype(np.int64)
     dst = batch.dst()
     du, dv = dist[src], dist[dst]
     tight = (_plus(du, batch.weight, plus) == dv) & (src != dst) & np.isfinite(dv)

@@ -56,19 +56,18 @@ def _reads(tree, name: str) -> bool:
 
 def _arc_values(batch: "cpu.Batch", tree, xs, xd, y=None):
     """``f`` of every arc of the batch, in CSR order (float64 unless f is boolean or integral)."""
-    m = batch.matrix
     env = {"w": 1.0 if batch.weight is None else batch.weight}
     if _reads(tree, "src"):
-        env["src"] = xs[m.indices]
+        env["src"] = xs[batch.indices]
     if _reads(tree, "dst"):
-        env["dst"] = np.repeat(xd[batch.rows + batch.dst_lo], np.diff(m.indptr))
+        env["dst"] = np.repeat(xd[batch.rows + batch.dst_lo], np.diff(batch.indptr))
     if _reads(tree, "y_src"):
-        env["y_src"] = y[m.indices]
+        env["y_src"] = y[batch.indices]
     if _reads(tree, "y_dst"):
-        env["y_dst"] = np.repeat(y[batch.rows + batch.dst_lo], np.diff(m.indptr))
+        env["y_dst"] = np.repeat(y[batch.rows + batch.dst_lo], np.diff(batch.indptr))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         values = evaluate(tree, env)
-    return np.broadcast_to(values, (m.nnz,)) if np.ndim(values) == 0 else values
+    return np.broadcast_to(values, (batch.num_arcs,)) if np.ndim(values) == 0 else values
 
 
 def _weighted(batch: "cpu.Batch"):
@@ -76,8 +75,7 @@ def _weighted(batch: "cpu.Batch"):
     wm = getattr(batch, "_weighted_matrix", None)
     if wm is None:
         import scipy.sparse as sp
-        m = batch.matrix
-        wm = sp.csr_matrix((batch.weight, m.indices, m.indptr), shape=m.shape)
+        wm = sp.csr_matrix((batch.weight, batch.indices, batch.indptr), shape=(batch.rows.size, batch.columns))
         batch._weighted_matrix = wm
     return wm
 
@@ -107,7 +105,7 @@ def edge_combine(batch: "cpu.Batch", tree, monoid: str, xs, xd, active, out, y=N
     elif values.dtype == bool:
         values = values.astype(out.dtype)
     if active is not None:
-        keep = active[batch.matrix.indices].astype(bool)
+        keep = active[batch.indices].astype(bool)
         if monoid == "sum":
             values = np.where(keep, values, 0)
         elif monoid == "or":
@@ -135,6 +133,6 @@ def edge_values(batch: "cpu.Batch", tree, xs, xd, active, y=None):
     values = np.asarray(_arc_values(batch, tree, xs, xd, y), dtype=np.float64)
     dst = batch.dst()
     if active is not None:
-        keep = active[batch.matrix.indices].astype(bool)
+        keep = active[batch.indices].astype(bool)
         return dst[keep], values[keep]
     return dst, values
