@@ -177,7 +177,7 @@ def test_a_flipped_byte_is_still_a_store_error(tmp_path, monkeypatch, configure)
 def test_small_datasets_read_through_h5py(tmp_path):
     G = _stores(tmp_path)[0]
     ooc_graph.wcc(G, device="cpu")
-    assert G._direct is None or all(t is None for t in G._direct[2].values())  # under 64 MB
+    assert G._direct is None or all(t is None for t in G._direct[2].values())  # under 4 MiB
     G.close()
 
 def test_a_closed_reader_waits_for_reads_and_then_refuses(tmp_path):
