@@ -19,12 +19,12 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 
 if TYPE_CHECKING:  # scipy.sparse is imported where a batch is built: it costs ~0.2 s to import
     import scipy.sparse as sp
@@ -93,7 +93,7 @@ _NO_FLAGS = np.zeros(0, np.bool_)
 _NO_IDS = np.zeros(0, np.int64)
 
 
-@dataclass
+@record
 class Batch:
     dst_lo: int
     dst_hi: int

@@ -18,8 +18,8 @@ call that submitted it to every worker, so its ranks compute as the caller asked
 and values of the wrong type are a :class:`~ooc_graph.errors.ParameterError` naming the valid
 choices. (The models: networkx's ``nx.config`` and ``dask.config.set``.)
 
-This module imports nothing of the library but its errors: every layer, the kernels included,
-may read it.
+This module imports nothing of the library but its errors and :mod:`ooc_graph._records`: every
+layer, the kernels included, may read it.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import math
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 
 __all__ = ["Config", "get", "set", "update", "carried", "Traversal", "Stream", "CPU", "GPU", "Store", "Ingest",
@@ -67,7 +68,7 @@ def _cores(most: int, least: int = 1, share: int = 1) -> int:
     return max(least, min(most, (os.cpu_count() or 2) // share))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Traversal(_Section):
     """How ``propagate_min`` (BFS, SSSP, components by minimum) and betweenness traverse."""
 
@@ -132,7 +133,7 @@ class Traversal(_Section):
                      "bottom_up_beta", "replicated_agree_every")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stream(_Section):
     """How the engine streams chunks and hands results over."""
 
@@ -167,7 +168,7 @@ class Stream(_Section):
     _AT_LEAST_ONE = ("prefetch", "reader_threads", "max_chunks_per_pass", "stream_chunk_arcs", "populate_threads")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CPU(_Section):
     """The CPU kernels."""
 
@@ -220,7 +221,7 @@ class CPU(_Section):
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPU(_Section):
     """The GPU kernels."""
 
@@ -274,7 +275,7 @@ class GPU(_Section):
                                  f"(got {self.bottom_up_group!r})")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Store(_Section):
     """Reading and writing stores."""
 
@@ -305,7 +306,7 @@ class Store(_Section):
     _AT_LEAST_ONE = ("readers", "checksum_threads")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ingest(_Section):
     """Converting and generating."""
 
@@ -356,7 +357,7 @@ class Ingest(_Section):
                      "generate_block")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Algorithms(_Section):
     """Choices inside the algorithms that do not change their answers."""
 
@@ -381,7 +382,7 @@ _SECTIONS = {Traversal: "traversal", Stream: "stream", CPU: "cpu", GPU: "gpu", S
              Algorithms: "algorithms"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """Every section; ``Config()`` holds the defaults."""
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from dataclasses import dataclass
 
 import numpy as np
 
 from ._progress import check_progress, listening
+from ._records import record
 from .errors import ParameterError, choice
 
 __all__ = ["Algorithm", "Option", "algorithm", "algorithms", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
@@ -44,7 +44,7 @@ OUTPUTS = ("numpy", "cupy")
 RUNTIME = ("gpus", "client", "workers")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One of an algorithm's keywords on the command line (``--max-iter`` for ``max_iter``); type
     ``bool`` gives a ``--x/--no-x`` pair."""
@@ -61,7 +61,7 @@ class Option:
         return self.flag[2:].replace("-", "_")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Algorithm:
     """What the registry knows of an algorithm."""
 

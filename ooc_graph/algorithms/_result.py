@@ -8,10 +8,11 @@ values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no v
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError, install
 
 
@@ -21,7 +22,7 @@ def on_host(array):
     return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else array
 
 
-@dataclass(repr=False)
+@record(repr=False)
 class Result:
     """Common run statistics. Subclasses add the per-vertex arrays."""
 
@@ -155,13 +156,13 @@ class Result:
         return self.saved
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class PageRankResult(Result):
     values: np.ndarray = None
     _arrays: tuple = ("values",)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class BFSResult(Result):
     """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
     ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
@@ -177,7 +178,7 @@ class BFSResult(Result):
         return self.depth != UNREACHABLE
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class SSSPResult(Result):
     """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
     source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
@@ -189,7 +190,7 @@ class SSSPResult(Result):
     _vertex_arrays: tuple = ("parent",)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class WCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
     except in a store with string ids, where it is the component's first internal id (the
@@ -209,7 +210,7 @@ class WCCResult(Result):
 UNREACHABLE = np.iinfo(np.int64).max
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class CentralityResult(Result):
     """One score per vertex (Katz, eigenvector, betweenness centrality)."""
 
@@ -217,7 +218,7 @@ class CentralityResult(Result):
     _arrays: tuple = ("values",)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class HITSResult(Result):
     """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
 
@@ -226,7 +227,7 @@ class HITSResult(Result):
     _arrays: tuple = ("hubs", "authorities")
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class CDLPResult(Result):
     """``labels[v]``: v's community label (an original vertex id) after label propagation."""
 
@@ -238,7 +239,7 @@ class CDLPResult(Result):
         return int(np.unique(on_host(self.labels)).size)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class CoreResult(Result):
     """``core[v]``: the largest k such that v belongs to the k-core."""
 
@@ -253,7 +254,7 @@ class CoreResult(Result):
         return self.vertices[core >= k]
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class SCCResult(Result):
     """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
 
@@ -290,7 +291,7 @@ def arrow_table(columns: dict, who: str):
     return pa.table(out)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class TriangleCountResult(Result):
     """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
 
@@ -305,7 +306,7 @@ class TriangleCountResult(Result):
         return f", {self.total:,} triangles"
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class LCCResult(Result):
     """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
 
@@ -316,7 +317,7 @@ class LCCResult(Result):
         return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class LouvainResult(Result):
     """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
     modularity of that partition; ``levels``: the labels after each level."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
+
+from ooc_graph._records import record
 
 from .trace import PassTrace, summarize
 
@@ -13,7 +15,7 @@ from .trace import PassTrace, summarize
 _SUM, _MAX, _SAME = {"combine": "sum"}, {"combine": "max"}, {"combine": "same"}
 
 
-@dataclass
+@record
 class Stats:
     passes: int = field(default=0, metadata=_SUM)
     advances: int = field(default=0, metadata=_SUM)
