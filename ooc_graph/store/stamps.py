@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -118,6 +117,7 @@ def record(stamp: tuple, groups, taken_ns: int) -> None:
     folder = _folder()
     if folder is None or not _usable(folder, create=True):
         return
+    import tempfile  # here: a store read from its recorded checks makes no record
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".entry-")
         try:
