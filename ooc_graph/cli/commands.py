@@ -4,7 +4,6 @@ package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -47,6 +46,7 @@ def info(a) -> int:
     from ooc_graph import open as open_graph
     with open_graph(a.store) as G:
         if a.json:
+            import json
             print(json.dumps(G.attrs | {"built_by": G.built_by, "results": G.results()}, indent=2, default=str))
             return 0
         print(repr(G))
