@@ -79,9 +79,12 @@ def record(cls=None, /, *, frozen: bool = False, repr: bool = True, eq: bool = T
 
 
 def _parameter(f) -> str:
+    """A field as ``inspect.signature`` shows the parameter of a generated ``__init__``."""
+    import inspect  # only for a class without a docstring (NumPy imports it anyway)
+    text = f"{f.name}: {inspect.formatannotation(f.type)}"
     if f.default is not _MISSING:
-        return f"{f.name}: {f.type!r} = {f.default!r}"
-    return f"{f.name}: {f.type!r}" + ("" if f.default_factory is _MISSING else " = <factory>")
+        return f"{text} = {f.default!r}"
+    return text + ("" if f.default_factory is _MISSING else " = <factory>")
 
 
 def _init(self, *args, **kwargs):

@@ -72,3 +72,12 @@ def test_the_configuration_pickles_copies_and_compares():
     assert cfg.made == {"traversal.bottom_up", "cpu.bfs_alpha"} and hash(cfg.traversal) != hash(config.Traversal())
     assert repr(config.Algorithms()).startswith("Algorithms(pagerank_result_stripes=8, ")
     assert "made" not in repr(cfg)  # repr=False
+
+
+def test_the_docstring_of_a_record_without_one_is_the_dataclass_s():
+    namespace: dict = {}
+    exec("from dataclasses import dataclass, field\nfrom ooc_graph._records import record\nimport numpy as np\n"
+         "@dataclass\nclass A:\n    x: int\n    y: np.ndarray = None\n    z: list = field(default_factory=list)\n"
+         "@record\nclass B:\n    x: int\n    y: np.ndarray = None\n    z: list = field(default_factory=list)\n",
+         namespace)  # real annotations (no from __future__ import annotations)
+    assert namespace["B"].__doc__ == namespace["A"].__doc__.replace("A(", "B(", 1)

@@ -6,8 +6,8 @@ values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no v
 ``None`` / a null (not -1: -1 can be an original id).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: dataclasses reads string annotations slowly (three
+# regular-expression look-ups a field), which the result classes' fields would pay at import (see config.py).
 from dataclasses import field
 
 import numpy as np

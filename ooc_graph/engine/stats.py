@@ -1,7 +1,7 @@
 """What a run did: counters, one record per pass, convergence, and (profiling) timelines."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: dataclasses reads string annotations slowly (three
+# regular-expression look-ups a field), which Stats's 21 counters would pay at import (see config.py).
 from dataclasses import field, fields
 
 from ooc_graph._records import record
