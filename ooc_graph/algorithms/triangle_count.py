@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 from ooc_graph.registry import algorithm
