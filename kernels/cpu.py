@@ -10,8 +10,7 @@ Where numba is installed (the ``cpu`` extra) the operators run compiled
 :func:`traverse_min`, :func:`tree_parents`, :func:`bfs_tree` and :func:`int_levels` exist only
 compiled: whole traversals over a CSR held in memory, which the engine uses in place of its
 per-level loop; the per-level traversal operators are in :mod:`.cpu_traversal` (re-exported here).
-Config ``cpu.compiled = False``
-(or the environment variable ``OOC_GRAPH_CPU_KERNELS=numpy``) switches the compiled kernels off.
+Config ``cpu.compiled = False`` (or ``OOC_GRAPH_CPU_KERNELS=numpy``) switches the compiled kernels off.
 """
 
 from __future__ import annotations
@@ -19,12 +18,13 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 
 if TYPE_CHECKING:  # scipy.sparse is imported where a batch is built: it costs ~0.2 s to import
     import scipy.sparse as sp
@@ -93,7 +93,7 @@ _NO_FLAGS = np.zeros(0, np.bool_)
 _NO_IDS = np.zeros(0, np.int64)
 
 
-@dataclass
+@record
 class Batch:
     dst_lo: int
     dst_hi: int

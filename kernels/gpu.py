@@ -10,12 +10,13 @@ re-exports so that the engine sees one kernel module per backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import cupy as cp
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 
 from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
@@ -26,7 +27,7 @@ from .gpu_wedges import wedge_count  # noqa: F401
 from .gpu_whole import bfs_tree, scratch_bytes, traverse_min, tree_parents, whole_traversals  # noqa: F401
 
 
-@dataclass
+@record
 class Batch:
     dst_lo: int
     dst_hi: int

@@ -13,7 +13,10 @@ the engine and the store, not ingestion nor the distributed runtime).
 __version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it (dynamic version)
 
 import sys  # noqa: E402
-from typing import TYPE_CHECKING  # noqa: E402
+
+# typing.TYPE_CHECKING without importing typing (with re, enum and functools: ~20 ms of a bare
+# interpreter, what `ooc-graph --version` would spend on it); type checkers take any TYPE_CHECKING
+TYPE_CHECKING = False
 
 from .errors import (ConvergenceError, DeviceError, FormatVersionError, InputError, JobCancelled,  # noqa: E402
                      JobError, OocGraphError, ParameterError, StoreError)
@@ -42,7 +45,7 @@ _LAZY = {name: ("ooc_graph.algorithms", name) for name in (
 # The submodules and subpackages, imported on first access as attributes (a test checks the list).
 _SUBMODULES = frozenset({"algorithms", "cli", "config", "engine", "errors", "generate", "ingest", "kernels",
                          "nx_backend", "partitioning", "profile", "registry", "runtime", "store",
-                         "_memory", "_parallel", "_progress", "_signals"})
+                         "_memory", "_parallel", "_progress", "_records", "_signals"})
 
 
 def __getattr__(name: str):

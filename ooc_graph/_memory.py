@@ -16,7 +16,8 @@ _UNITS = {
     "g": 10**9, "gb": 10**9, "gib": 2**30,
     "t": 10**12, "tb": 10**12, "tib": 2**40,
 }
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*$")
+# compiled where first matched (re keeps it), not at import: most calls give no size to read
+_SIZE = r"^\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*$"
 
 
 def parse_size(value) -> int:
@@ -29,7 +30,7 @@ def parse_size(value) -> int:
         if value != value or value in (float("inf"), float("-inf")):
             raise ParameterError(f"memory size must be a finite number of bytes (got {value!r})")
         return parse_size(int(value))
-    m = _SIZE.match(str(value))
+    m = re.match(_SIZE, str(value))
     if not m or m.group(2).lower() not in _UNITS:
         raise ParameterError(
             f"cannot read memory size {value!r} (examples: 2GB, 512MiB, 64k; units: "

@@ -18,12 +18,13 @@ call that submitted it to every worker, so its ranks compute as the caller asked
 and values of the wrong type are a :class:`~ooc_graph.errors.ParameterError` naming the valid
 choices. (The models: networkx's ``nx.config`` and ``dask.config.set``.)
 
-This module imports nothing of the library but its errors: every layer, the kernels included,
-may read it.
+This module imports nothing of the library but its errors and :mod:`ooc_graph._records`: every
+layer, the kernels included, may read it.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: dataclasses reads string annotations slowly (three
+# regular-expression look-ups a field, for ClassVar, InitVar and KW_ONLY), ~1 ms over these 90
+# settings at import; the fields' types are the classes (bool, int, float).
 import contextvars
 import dataclasses
 import functools
@@ -31,8 +32,9 @@ import math
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 
 __all__ = ["Config", "get", "set", "update", "carried", "Traversal", "Stream", "CPU", "GPU", "Store", "Ingest",
@@ -49,17 +51,17 @@ class _Section:
         for f in dataclasses.fields(self):
             value, kind = getattr(self, f.name), f.type
             where = f"{_SECTIONS[type(self)]}.{f.name}"
-            if kind == "bool":
+            if kind is bool:
                 if not isinstance(value, bool):
                     raise ParameterError(f"config {where} must be True or False (got {value!r})")
                 continue
-            if kind == "int":
+            if kind is int:
                 ok = isinstance(value, int) and not isinstance(value, bool)
             else:  # float: an int is taken too, and inf (e.g. "every frontier advances")
                 ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
             least = 1 if f.name in self._AT_LEAST_ONE else 0
             if not ok or value < least:
-                raise ParameterError(f"config {where} must be {'an integer' if kind == 'int' else 'a number'} "
+                raise ParameterError(f"config {where} must be {'an integer' if kind is int else 'a number'} "
                                      f"of at least {least} (got {value!r})")
 
 
@@ -67,7 +69,7 @@ def _cores(most: int, least: int = 1, share: int = 1) -> int:
     return max(least, min(most, (os.cpu_count() or 2) // share))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Traversal(_Section):
     """How ``propagate_min`` (BFS, SSSP, components by minimum) and betweenness traverse."""
 
@@ -132,7 +134,7 @@ class Traversal(_Section):
                      "bottom_up_beta", "replicated_agree_every")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stream(_Section):
     """How the engine streams chunks and hands results over."""
 
@@ -167,7 +169,7 @@ class Stream(_Section):
     _AT_LEAST_ONE = ("prefetch", "reader_threads", "max_chunks_per_pass", "stream_chunk_arcs", "populate_threads")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CPU(_Section):
     """The CPU kernels."""
 
@@ -220,7 +222,7 @@ class CPU(_Section):
     _AT_LEAST_ONE = ("parallel_min_threads", "bfs_alpha", "bfs_min_frontier")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPU(_Section):
     """The GPU kernels."""
 
@@ -274,7 +276,7 @@ class GPU(_Section):
                                  f"(got {self.bottom_up_group!r})")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Store(_Section):
     """Reading and writing stores."""
 
@@ -305,7 +307,7 @@ class Store(_Section):
     _AT_LEAST_ONE = ("readers", "checksum_threads")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ingest(_Section):
     """Converting and generating."""
 
@@ -356,7 +358,7 @@ class Ingest(_Section):
                      "generate_block")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Algorithms(_Section):
     """Choices inside the algorithms that do not change their answers."""
 
@@ -381,7 +383,7 @@ _SECTIONS = {Traversal: "traversal", Stream: "stream", CPU: "cpu", GPU: "gpu", S
              Algorithms: "algorithms"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """Every section; ``Config()`` holds the defaults."""
 

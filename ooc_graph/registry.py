@@ -1,6 +1,8 @@
 """The one list of algorithms: each registers itself with :func:`algorithm`, and the package, the
 command line, the networkx backend and the distributed runtime read :func:`algorithms` / :func:`get`
-(none keeps a list of its own).
+/ :func:`names` (none keeps a list of its own). Each algorithm's module is imported when first
+needed (:data:`ooc_graph.algorithms.ALGORITHMS` names it): :func:`get` imports that one,
+:func:`names` none, :func:`algorithms` all of them.
 
 The decorator also gives every algorithm the same front door:
 
@@ -26,16 +28,15 @@ nx-cugraph's ``networkx_algorithm`` decorator and networkx's ``_dispatchable`` a
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
-from dataclasses import dataclass
 
 import numpy as np
 
 from ._progress import check_progress, listening
+from ._records import record
 from .errors import ParameterError, choice
 
-__all__ = ["Algorithm", "Option", "algorithm", "algorithms", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
+__all__ = ["Algorithm", "Option", "algorithm", "algorithms", "names", "get", "DEVICES", "OUTPUTS", "RUNTIME"]
 
 DEVICES = ("auto", "cpu", "gpu")
 # Where a call returns its per-vertex arrays (``output=``).
@@ -44,7 +45,7 @@ OUTPUTS = ("numpy", "cupy")
 RUNTIME = ("gpus", "client", "workers")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One of an algorithm's keywords on the command line (``--max-iter`` for ``max_iter``); type
     ``bool`` gives a ``--x/--no-x`` pair."""
@@ -61,7 +62,7 @@ class Option:
         return self.flag[2:].replace("-", "_")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Algorithm:
     """What the registry knows of an algorithm."""
 
@@ -154,16 +155,30 @@ def _check_shared(arguments: dict) -> None:
         check_result_name(store)
 
 
+def names() -> list[str]:
+    """Every algorithm's name, in order, without importing their modules (the command line's list)."""
+    from .algorithms import ALGORITHMS
+    return list(ALGORITHMS) + [name for name in _REGISTRY if name not in ALGORITHMS]
+
+
 def algorithms() -> dict[str, Algorithm]:
-    """Every registered algorithm by name, in the order they were registered."""
-    if not _REGISTRY:
-        importlib.import_module("ooc_graph.algorithms")  # they register themselves on import
-    return dict(_REGISTRY)
+    """Every registered algorithm by name, in the order of :func:`names` (each module registers
+    its algorithm when first imported: this imports them all)."""
+    from . import algorithms as package
+    for name in package.ALGORITHMS:
+        if name not in _REGISTRY:
+            getattr(package, name)
+    return {name: _REGISTRY[name] for name in names()}
 
 
 def get(name: str) -> Algorithm:
-    """The algorithm ``name``, or a ParameterError listing the valid names."""
-    found = algorithms().get(name)
+    """The algorithm ``name`` (importing its module only), or a ParameterError listing the valid names."""
+    found = _REGISTRY.get(name)
     if found is None:
-        raise choice("algorithm", name, sorted(_REGISTRY))
+        from . import algorithms as package
+        if name in package.ALGORITHMS:
+            getattr(package, name)
+            found = _REGISTRY[name]
+    if found is None:
+        raise choice("algorithm", name, sorted(names()))
     return found

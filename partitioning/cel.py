@@ -9,9 +9,9 @@ several blocks and sub-graphs, so every consumer decodes it against the block ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from ooc_graph._records import record
 
 
 def sort_arcs(major: np.ndarray, minor: np.ndarray, weight, num_vertices: int, *, dedupe: bool):
@@ -54,7 +54,7 @@ def sort_arcs(major: np.ndarray, minor: np.ndarray, weight, num_vertices: int, *
     return major, minor, weight
 
 
-@dataclass
+@record
 class Blocks:
     """Arcs of a run of sub-graphs in CEL order, with their block table."""
 
@@ -111,7 +111,7 @@ def blocks_of_sorted(rows, cols, weight, interval_size: int, local_dtype, *, row
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChunkLayout:
     """Which blocks a CEL range [start, stop) covers, and how many of each block's arcs."""
 

@@ -7,14 +7,13 @@ of vertices (the destinations it alone writes). Every worker computes the same p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Partition:
     rank: int
     size: int

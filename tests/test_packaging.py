@@ -128,17 +128,58 @@ def _modules_after(code: str, cwd=None) -> dict:
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
+def _named_by_us(code: str) -> set:
+    """The modules that our own modules' import statements name while a fresh interpreter runs
+    ``code`` (``from a import b`` names ``a.b`` too), whether or not something had loaded them
+    before: some environments' .pth files load importlib.resources, tempfile or typing at
+    start-up, where a look at sys.modules could not see our code import them."""
+    probe = ("import builtins, sys\nnamed = set()\nreal = builtins.__import__\n"
+             "def recording(name, globals=None, locals=None, fromlist=(), level=0):\n"
+             "    if level == 0 and str((globals or {}).get('__name__', '')).split('.')[0] == 'ooc_graph':\n"
+             "        named.add(name)\n"
+             "        named.update(f'{name}.{item}' for item in fromlist or ())\n"
+             "    return real(name, globals, locals, fromlist, level)\n"
+             "builtins.__import__ = recording\n" + code + "\nbuiltins.__import__ = real\n"
+             "import json; print(json.dumps(sorted(named)))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
 HEAVY = {"numpy", "h5py", "scipy", "msgpack", "numba", "socket", "secrets"}
+# What cold_call.py times as a PageRank call's import (issue 31), and what it must not import
+# before the call runs: the modules our code imports where it uses them (writing a store, parsing
+# JSON, drawing a bar, the other algorithms), and two that only a sandbox's .pth file loaded.
+CALL = "import ooc_graph; ooc_graph.open, ooc_graph.pagerank"
+DEFERRED_BY_A_CALL = {"certifi", "importlib.resources", "tempfile", "shutil", "json", "csv", "ctypes.util",
+                      "tqdm", "tqdm.auto", "asyncio", "logging.handlers"}
+OTHER_ALGORITHMS = ("ooc_graph.algorithms." + m for m in (
+    "bfs", "sssp", "wcc", "hits", "katz", "eigenvector", "cdlp", "core_number", "scc", "betweenness",
+    "triangle_count", "lcc", "louvain", "_wedges", "_inmemory"))
+UNUSED_TO_OPEN = ("ooc_graph.store.results", "ooc_graph.store.compact", "ooc_graph.store.writer",
+                  "ooc_graph.store.temporary", "ooc_graph.store.memory", *OTHER_ALGORITHMS)
 UNUSED_BY_A_CALL = ("ooc_graph.ingest", "ooc_graph.generate", "ooc_graph.runtime", "ooc_graph.nx_backend",
                     "ooc_graph.cli", "msgpack")
 
 
 def test_import_loads_only_the_errors():
     """``import ooc_graph`` loads the package and its exceptions, nothing else of ours and no
-    third-party module: every other name is imported where it is first used (PEP 562)."""
+    third-party module: every other name is imported where it is first used (PEP 562). Not even
+    typing (with re and enum, ~20 ms of a bare interpreter: ``ooc-graph --version``'s)."""
     loaded = _modules_after("import ooc_graph")
     assert {m for m in loaded if m.split(".")[0] == "ooc_graph"} == {"ooc_graph", "ooc_graph.errors"}
     assert not loaded & HEAVY
+    assert _named_by_us("import ooc_graph") <= {"sys", "__future__", "__future__.annotations"}
+
+
+def test_a_pagerank_call_imports_no_more_before_it_runs():
+    """What cold_call.py times as a PageRank call's import loads PageRank alone of the algorithms
+    and, of the store, what opening it needs; our code imports none of :data:`DEFERRED_BY_A_CALL`
+    there (each comes where it is used: a store's writes, JSON, a bar, ``--out``)."""
+    loaded = _modules_after(CALL)
+    assert [m for m in loaded if m.startswith(UNUSED_TO_OPEN + UNUSED_BY_A_CALL)] == []
+    assert "ooc_graph.algorithms.pagerank" in loaded and "ooc_graph.engine" in loaded
+    assert _named_by_us(CALL) & DEFERRED_BY_A_CALL == set()
 
 
 def test_a_call_imports_what_it_uses(tmp_path):
@@ -155,11 +196,13 @@ def test_a_call_imports_what_it_uses(tmp_path):
     cli = _modules_after(f"from ooc_graph.cli import main\nassert main(['run', 'pagerank', {str(store)!r}, "
                          "'--device', 'cpu', '--no-store', '--quiet']) == 0")
     assert [m for m in cli if m.startswith(UNUSED_BY_A_CALL) and not m.startswith("ooc_graph.cli")] == []
+    assert [m for m in cli | loaded if m.startswith(UNUSED_TO_OPEN) or m in ("tqdm.auto", "asyncio")] == []
     info = _modules_after(f"from ooc_graph.cli import main\nassert main(['info', {str(store)!r}]) == 0")
     assert not any(m.startswith(("ooc_graph.engine", "ooc_graph.algorithms") + UNUSED_BY_A_CALL[:3])
                    for m in info)
-    assert not _modules_after("from ooc_graph.cli import main\ntry:\n    main(['--version'])\n"
-                              "except SystemExit:\n    pass") & HEAVY
+    version = "from ooc_graph.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
+    assert not _modules_after(version) & HEAVY
+    assert _named_by_us(version) & {"typing", "logging", "signal", "threading", "json", "csv", "tempfile"} == set()
 
 
 def test_every_public_name_and_submodule_resolves():
@@ -180,6 +223,15 @@ def test_every_public_name_and_submodule_resolves():
     assert ooc_graph.Job is importlib.import_module("ooc_graph.runtime.jobs").Job
     assert ooc_graph.generate is importlib.import_module("ooc_graph.generate")
     assert {m.name for m in pkgutil.iter_modules(ooc_graph.__path__)} <= ooc_graph._SUBMODULES
+    for package in (ooc_graph.algorithms, ooc_graph.store):  # their lazy submodules too
+        listed = package._SUBMODULES | set(getattr(package, "ALGORITHMS", {}).values())
+        assert {m.name for m in pkgutil.iter_modules(package.__path__)} == listed, package.__name__
+        for name in sorted(package._SUBMODULES):
+            assert getattr(package, name) is importlib.import_module(f"{package.__name__}.{name}"), name
+    for name, module in ooc_graph.algorithms.ALGORITHMS.items():  # the function, whatever came first
+        assert importlib.import_module(f"ooc_graph.algorithms.{module}").__name__.endswith(module)
+        assert getattr(ooc_graph.algorithms, name) is getattr(ooc_graph, name) and callable(getattr(ooc_graph, name))
+    assert sorted(ooc_graph.registry.names()) == sorted(ooc_graph.registry.algorithms())
     for name in sorted(ooc_graph._SUBMODULES):
         assert getattr(ooc_graph, name) is importlib.import_module(f"ooc_graph.{name}"), name
     assert callable(ooc_graph.runtime.release) and ooc_graph.config.get() is not None

@@ -198,5 +198,6 @@ def test_repr_is_short(tmp_path):
     assert text.startswith(f"<ooc_graph.PageRankResult pagerank: {r.iterations} iterations (converged), ")
     assert text.endswith("; values float64[1,024]>") and len(text) < 200, text
     assert repr(ooc_graph.triangle_count(G, device="cpu")).count(" triangles; counts int64[1,024]>") == 1
-    classes = [c for c in vars(_result).values() if isinstance(c, type) and issubclass(c, _result.Result)]
+    classes = [getattr(ooc_graph.algorithms, name) for name in ooc_graph.algorithms.__all__ if name.endswith("Result")]
     assert len(classes) > 10 and all(c.__repr__ is _result.Result.__repr__ for c in classes)
+    assert all(issubclass(c, _result.Result) and getattr(_result, c.__name__) is c for c in classes)  # found there

@@ -4,14 +4,22 @@ The arrays are indexed by internal vertex id (0..n-1). ``vertices``, ``to_dict``
 and ``to_arrow`` speak original ids: the store's labels (integers or strings), and arrays whose
 values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no vertex" as
 ``None`` / a null (not -1: -1 can be an original id).
+
+Here are the base class and what several algorithms share (:class:`CentralityResult`); each
+algorithm's own result class is defined beside it (``bfs.py``'s ``BFSResult``...) and imported
+with it (a PageRank call builds no other result class). They are still found here by name (what
+imported them from here, results pickled before they moved).
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
+# No ``from __future__ import annotations``: dataclasses reads string annotations slowly (three
+# regular-expression look-ups a field), which the result classes' fields would pay at import (see config.py).
+import importlib
+import sys
+from dataclasses import field
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError, install
 
 
@@ -21,7 +29,7 @@ def on_host(array):
     return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else array
 
 
-@dataclass(repr=False)
+@record(repr=False)
 class Result:
     """Common run statistics. Subclasses add the per-vertex arrays."""
 
@@ -155,114 +163,15 @@ class Result:
         return self.saved
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
-class PageRankResult(Result):
-    values: np.ndarray = None
-    _arrays: tuple = ("values",)
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class BFSResult(Result):
-    """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
-    ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
-    ``to_pandas`` and ``to_arrow`` give original ids, and None / null there."""
-
-    depth: np.ndarray = None
-    parent: np.ndarray = None
-    _arrays: tuple = ("depth", "parent")
-    _vertex_arrays: tuple = ("parent",)
-
-    @property
-    def reachable(self) -> np.ndarray:
-        return self.depth != UNREACHABLE
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class SSSPResult(Result):
-    """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
-    source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
-    null there."""
-
-    distance: np.ndarray = None
-    parent: np.ndarray = None
-    _arrays: tuple = ("distance", "parent")
-    _vertex_arrays: tuple = ("parent",)
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class WCCResult(Result):
-    """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
-    except in a store with string ids, where it is the component's first internal id (the
-    smallest string; ``to_dict``, ``to_pandas`` and ``to_arrow`` give the string)."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
-
-    def _vertex_valued(self) -> tuple:
-        return ("labels",) if self.graph is not None and self.graph.string_labels else ()
-
-    @property
-    def num_components(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
-
-
 UNREACHABLE = np.iinfo(np.int64).max
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
+@record(repr=False)  # the short __repr__ of Result
 class CentralityResult(Result):
     """One score per vertex (Katz, eigenvector, betweenness centrality)."""
 
     values: np.ndarray = None
     _arrays: tuple = ("values",)
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class HITSResult(Result):
-    """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
-
-    hubs: np.ndarray = None
-    authorities: np.ndarray = None
-    _arrays: tuple = ("hubs", "authorities")
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class CDLPResult(Result):
-    """``labels[v]``: v's community label (an original vertex id) after label propagation."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
-
-    @property
-    def num_communities(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class CoreResult(Result):
-    """``core[v]``: the largest k such that v belongs to the k-core."""
-
-    core: np.ndarray = None
-    _arrays: tuple = ("core",)
-
-    def k_core(self, k: int | None = None) -> np.ndarray:
-        """Original ids of the vertices of the k-core (default: the main core, the largest k)."""
-        core = on_host(self.core)
-        if k is None:
-            k = int(core.max()) if core.size else 0
-        return self.vertices[core >= k]
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class SCCResult(Result):
-    """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
-
-    @property
-    def num_components(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
 
 
 def _described(array) -> str:
@@ -290,52 +199,10 @@ def arrow_table(columns: dict, who: str):
     return pa.table(out)
 
 
-@dataclass(repr=False)  # the short __repr__ of Result
-class TriangleCountResult(Result):
-    """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
-
-    counts: np.ndarray = None
-    _arrays: tuple = ("counts",)
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum()) // 3
-
-    def _details(self) -> str:
-        return f", {self.total:,} triangles"
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class LCCResult(Result):
-    """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
-
-    values: np.ndarray = None
-    _arrays: tuple = ("values",)
-
-    def _details(self) -> str:
-        return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
-
-
-@dataclass(repr=False)  # the short __repr__ of Result
-class LouvainResult(Result):
-    """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
-    modularity of that partition; ``levels``: the labels after each level."""
-
-    labels: np.ndarray = None
-    modularity: float = float("nan")
-    levels: list = field(default_factory=list, repr=False)
-    _arrays: tuple = ("labels",)
-
-    @property
-    def num_communities(self) -> int:
-        return int(self.labels.max()) + 1 if len(self.labels) else 0
-
-    def _details(self) -> str:
-        return f", {self.num_communities:,} communities, modularity {self.modularity:.4f}"
-
-    def communities(self) -> list:
-        """The communities as sets of original vertex ids, as networkx's ``louvain_communities``."""
-        order = np.argsort(self.labels, kind="stable")
-        bounds = np.cumsum(np.bincount(self.labels, minlength=self.num_communities))[:-1]
-        vertices = self.vertices
-        return [set(vertices[part].tolist()) for part in np.split(order, bounds)] if len(order) else []
+def __getattr__(name: str):
+    # a moved class's name -> its algorithm's module (PEP 562); read from the package's namespace
+    # itself, which the import system probes for __path__ while the package is still being made
+    module = vars(sys.modules[__package__]).get("RESULTS", {}).get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)

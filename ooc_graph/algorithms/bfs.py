@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from . import _options as _o
 from ._common import Run, as_graph, unreached
-from ._result import UNREACHABLE, BFSResult
+from ._result import UNREACHABLE, Result
 
-__all__ = ["bfs"]
+__all__ = ["bfs", "BFSResult"]
+
+
+@record(repr=False)  # the short __repr__ of Result
+class BFSResult(Result):
+    """``depth`` is ``UNREACHABLE`` (2**63 - 1, as Graphalytics) where no path exists;
+    ``parent`` (internal ids) is -1 for the source and unreachable vertices: ``to_dict``,
+    ``to_pandas`` and ``to_arrow`` give original ids, and None / null there."""
+
+    depth: np.ndarray = None
+    parent: np.ndarray = None
+    _arrays: tuple = ("depth", "parent")
+    _vertex_arrays: tuple = ("parent",)
+
+    @property
+    def reachable(self) -> np.ndarray:
+        return self.depth != UNREACHABLE
 
 
 @algorithm(result=BFSResult, options=[_o.SOURCE, _o.EXECUTION])

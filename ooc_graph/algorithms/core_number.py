@@ -6,13 +6,29 @@ import logging
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from ._common import Run
-from ._result import CoreResult
+from ._result import Result, on_host
 
-__all__ = ["core_number"]
+__all__ = ["core_number", "CoreResult"]
 log = logging.getLogger("ooc_graph.core_number")
+
+
+@record(repr=False)  # the short __repr__ of Result
+class CoreResult(Result):
+    """``core[v]``: the largest k such that v belongs to the k-core."""
+
+    core: np.ndarray = None
+    _arrays: tuple = ("core",)
+
+    def k_core(self, k: int | None = None) -> np.ndarray:
+        """Original ids of the vertices of the k-core (default: the main core, the largest k)."""
+        core = on_host(self.core)
+        if k is None:
+            k = int(core.max()) if core.size else 0
+        return self.vertices[core >= k]
 
 
 @algorithm(result=CoreResult, options=())

@@ -6,14 +6,24 @@ import logging
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import Option, algorithm
 
 from . import _options as _o
 from ._common import Run, as_graph, check_bool, check_iteration, initial_vector
-from ._result import HITSResult
+from ._result import Result
 
-__all__ = ["hits"]
+__all__ = ["hits", "HITSResult"]
 log = logging.getLogger("ooc_graph.hits")
+
+
+@record(repr=False)  # the short __repr__ of Result
+class HITSResult(Result):
+    """``hubs`` and ``authorities`` of every vertex (normalised to sum 1 unless asked not to)."""
+
+    hubs: np.ndarray = None
+    authorities: np.ndarray = None
+    _arrays: tuple = ("hubs", "authorities")
 
 
 @algorithm(result=HITSResult, options=[

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from . import _wedges
 from ._inmemory import InMemoryRun
-from ._result import LCCResult
+from ._result import Result
 from .triangle_count import BYTES_PER_ARC, BYTES_PER_VERTEX
 
-__all__ = ["lcc"]
+__all__ = ["lcc", "LCCResult"]
+
+
+@record(repr=False)  # the short __repr__ of Result
+class LCCResult(Result):
+    """``values[v]``: v's local clustering coefficient (LDBC Graphalytics definition)."""
+
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
+
+    def _details(self) -> str:
+        return f", average {float(self.values.mean()):.4f}" if len(self.values) else ""
 
 
 @algorithm(result=LCCResult, options=())

@@ -23,21 +23,49 @@ Both report every sweep (sweeps so far, vertices moved) to whoever watches the c
 
 from __future__ import annotations
 
+from dataclasses import field
+
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 from ooc_graph.registry import Option, algorithm
 
 from ._common import check_real
 from ._inmemory import InMemoryRun
-from ._result import LouvainResult
+from ._result import Result
 
-__all__ = ["louvain"]
+__all__ = ["louvain", "LouvainResult"]
 # Working set: the arcs as int64 ids and float64 weights, keys, sort orders and gains.
 BYTES_PER_ARC, BYTES_PER_VERTEX = 160, 96
 MAX_SWEEPS = 200  # per level (the compiled sweeps end before it: each of their moves gains)
 BATCHES = 16
+
+
+@record(repr=False)  # the short __repr__ of Result
+class LouvainResult(Result):
+    """``labels[v]``: v's community (0..k−1, by smallest member); ``modularity``: networkx's
+    modularity of that partition; ``levels``: the labels after each level."""
+
+    labels: np.ndarray = None
+    modularity: float = float("nan")
+    levels: list = field(default_factory=list, repr=False)
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_communities(self) -> int:
+        return int(self.labels.max()) + 1 if len(self.labels) else 0
+
+    def _details(self) -> str:
+        return f", {self.num_communities:,} communities, modularity {self.modularity:.4f}"
+
+    def communities(self) -> list:
+        """The communities as sets of original vertex ids, as networkx's ``louvain_communities``."""
+        order = np.argsort(self.labels, kind="stable")
+        bounds = np.cumsum(np.bincount(self.labels, minlength=self.num_communities))[:-1]
+        vertices = self.vertices
+        return [set(vertices[part].tolist()) for part in np.split(order, bounds)] if len(order) else []
 
 
 @algorithm(result=LouvainResult, distributes=False, options=[

@@ -6,6 +6,7 @@ import logging
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError, choice
 from ooc_graph.engine.loop import iterate
 from ooc_graph.registry import Option, algorithm
@@ -13,11 +14,17 @@ from ooc_graph.registry import Option, algorithm
 from . import _options as _o
 from ._common import Run, as_graph, check_iteration, check_real
 from ._pagerank_steps import PageRankSteps, personalization_weights
-from ._result import PageRankResult
+from ._result import Result
 
-__all__ = ["pagerank"]
+__all__ = ["pagerank", "PageRankResult"]
 log = logging.getLogger("ooc_graph.pagerank")
 MODES = ("networkx", "graphalytics")
+
+
+@record(repr=False)  # the short __repr__ of Result
+class PageRankResult(Result):
+    values: np.ndarray = None
+    _arrays: tuple = ("values",)
 
 
 @algorithm(result=PageRankResult, options=[

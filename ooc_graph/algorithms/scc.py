@@ -6,13 +6,26 @@ import logging
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from ._common import Run
-from ._result import SCCResult
+from ._result import Result, on_host
 
-__all__ = ["scc"]
+__all__ = ["scc", "SCCResult"]
 log = logging.getLogger("ooc_graph.scc")
+
+
+@record(repr=False)  # the short __repr__ of Result
+class SCCResult(Result):
+    """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    @property
+    def num_components(self) -> int:
+        return int(np.unique(on_host(self.labels)).size)
 
 
 @algorithm(result=SCCResult, options=())

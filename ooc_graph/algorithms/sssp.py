@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 
 from ooc_graph.registry import algorithm
 
 from . import _options as _o
 from ._common import Run, as_graph, unreached
-from ._result import SSSPResult
+from ._result import Result
 
-__all__ = ["sssp"]
+__all__ = ["sssp", "SSSPResult"]
+
+
+@record(repr=False)  # the short __repr__ of Result
+class SSSPResult(Result):
+    """``distance`` is ``inf`` where no path exists; ``parent`` (internal ids) is -1 for the
+    source and those: ``to_dict``, ``to_pandas`` and ``to_arrow`` give original ids, and None /
+    null there."""
+
+    distance: np.ndarray = None
+    parent: np.ndarray = None
+    _arrays: tuple = ("distance", "parent")
+    _vertex_arrays: tuple = ("parent",)
 
 
 @algorithm(result=SSSPResult, options=[_o.SOURCE, _o.EXECUTION])

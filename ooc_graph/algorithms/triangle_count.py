@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 from ooc_graph.registry import algorithm
 
 from . import _wedges
 from ._inmemory import InMemoryRun
-from ._result import TriangleCountResult
+from ._result import Result
 
-__all__ = ["triangle_count"]
+__all__ = ["triangle_count", "TriangleCountResult"]
 # Working set: the CSR read whole, every arc as int64 ids and keys, the sorted pairs.
 BYTES_PER_ARC, BYTES_PER_VERTEX = 96, 64
+
+
+@record(repr=False)  # the short __repr__ of Result
+class TriangleCountResult(Result):
+    """``counts[v]``: the triangles that contain v; ``total``: the triangles of the graph."""
+
+    counts: np.ndarray = None
+    _arrays: tuple = ("counts",)
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) // 3
+
+    def _details(self) -> str:
+        return f", {self.total:,} triangles"
 
 
 @algorithm(result=TriangleCountResult, options=())

@@ -4,12 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from ._common import Run
-from ._result import WCCResult
+from ._result import Result, on_host
 
-__all__ = ["wcc"]
+__all__ = ["wcc", "WCCResult"]
+
+
+@record(repr=False)  # the short __repr__ of Result
+class WCCResult(Result):
+    """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
+    except in a store with string ids, where it is the component's first internal id (the
+    smallest string; ``to_dict``, ``to_pandas`` and ``to_arrow`` give the string)."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    def _vertex_valued(self) -> tuple:
+        return ("labels",) if self.graph is not None and self.graph.string_labels else ()
+
+    @property
+    def num_components(self) -> int:
+        return int(np.unique(on_host(self.labels)).size)
 
 
 @algorithm(result=WCCResult, options=())

@@ -12,13 +12,9 @@ once): it printed a traceback from the exit handlers and left the status 0.
 
 from __future__ import annotations
 
-import logging
 import os
-import signal
 import sys
-import threading
 
-from ooc_graph._signals import Terminated, TermGuard
 from ooc_graph.errors import OocGraphError
 
 from .parser import build_parser, named
@@ -35,6 +31,10 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     a = build_parser(*named(argv)).parse_args(argv)
+    # imported once the command line parsed: --version and --help end before (and import no more)
+    import logging
+
+    from ooc_graph._signals import Terminated, TermGuard
     verbose = a.verbose or a.debug
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     guard = TermGuard()
@@ -66,6 +66,8 @@ def _exit(status: int) -> int:
     makes the status 130 once they are closed, a second one ends the process at once. From then
     on, through the interpreter's own exit (threads joined, exit handlers), a Ctrl-C ends it at
     once with 130, without a traceback."""
+    import signal
+    import threading
     if threading.current_thread() is not threading.main_thread():
         _stop_runtime()
         return status

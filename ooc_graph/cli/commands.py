@@ -3,14 +3,11 @@ package's exceptions and turned into one line by :func:`ooc_graph.cli.main`."""
 
 from __future__ import annotations
 
-import csv
 import importlib.util
-import json
 import os
 import sys
-import warnings
-import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +46,7 @@ def info(a) -> int:
     from ooc_graph import open as open_graph
     with open_graph(a.store) as G:
         if a.json:
+            import json
             print(json.dumps(G.attrs | {"built_by": G.built_by, "results": G.results()}, indent=2, default=str))
             return 0
         print(repr(G))
@@ -219,6 +217,8 @@ def algorithms(a) -> int:
 
 
 def demo(a) -> int:
+    import tempfile
+
     from ooc_graph import bfs, generate, pagerank, sssp, wcc
     from ooc_graph.engine import get_backend
     _check_out(a.out)
@@ -251,6 +251,8 @@ def write_columns(path, columns: dict) -> None:
     renamed, so a failure leaves no partial file. .parquet is ``Result.to_arrow()``'s table (nulls);
     .csv leaves missing fields empty; .npz stores each column and, where some are missing, a
     boolean ``<name>_missing`` (string ids as a Unicode array, readable without pickle)."""
+    import tempfile
+
     from ooc_graph.algorithms._result import arrow_table
     path = Path(path)
     suffix = path.suffix.lower()
@@ -290,6 +292,7 @@ def write_columns(path, columns: dict) -> None:
 def _write_csv(path, columns: dict, rows: int = 1 << 20) -> None:
     """Numbers by ``np.savetxt`` in blocks; columns of strings or with missing values through the
     csv module (quoted where needed, missing as an empty field)."""
+    import csv
     names = list(columns)
     arrays = [np.asarray(columns[k][0]) for k in names]
     missing = [columns[k][1] for k in names]

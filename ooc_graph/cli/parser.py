@@ -137,7 +137,15 @@ def _generate(p):
 def _run(p, only: str | None = None):
     from ooc_graph import registry
     algos = p.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
-    for name, algo in registry.algorithms().items():
+    names = registry.names()
+    if only in names:  # the one that runs: its module alone is imported, the others are names
+        listed = {name: registry.get(name) if name == only else None for name in names}
+    else:  # the whole grammar, or run's help: each with its one-line summary
+        listed = registry.algorithms()
+    for name, algo in listed.items():
+        if algo is None:
+            algos.add_parser(name)
+            continue
         a = algos.add_parser(name, help=algo.summary)
         if only is not None and name != only:
             continue

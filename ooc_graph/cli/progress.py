@@ -24,8 +24,10 @@ class Progress:
         self._watch = None
 
     def report(self, iteration, measure):
+        if not self.enabled:  # nothing to draw: no bar, and no tqdm.auto (with asyncio, ~0.15 s) to import
+            return
         if self.bar is None:
-            self.bar = progress_bar(desc=self.name, disable=not self.enabled, bar_format=LINE)
+            self.bar = progress_bar(desc=self.name, bar_format=LINE)
         self.bar.update(max(0, int(iteration) - self.bar.n))
         if measure is not None:
             what = "residual" if isinstance(measure, float) else "changed"

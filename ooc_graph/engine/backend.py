@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
 
+from ooc_graph._records import record
 from ooc_graph.errors import DeviceError, choice
 from ooc_graph.kernels import cpu
 from ooc_graph.registry import DEVICES
@@ -18,7 +18,7 @@ log = logging.getLogger("ooc_graph.engine")
 INT32_MAX = np.iinfo(np.int32).max
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Backend:
     name: str
     kernels: ModuleType

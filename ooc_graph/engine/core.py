@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 from ooc_graph.errors import ConvergenceError, JobCancelled
 from ooc_graph.store import Graph
 
@@ -57,7 +57,7 @@ class Sums:
         return host[:-1]
 
 
-@dataclass
+@record
 class _Rows:
     """A pass over the rows [lo, hi) of a CSR in memory, as :meth:`ChunkStream._whole_pass`
     records it (``num_arcs``)."""
@@ -70,7 +70,7 @@ class _Rows:
         return int(self.indptr[self.hi]) - int(self.indptr[self.lo])
 
 
-@dataclass
+@record
 class _Sending:
     """A result being sent to host memory (:meth:`Engine.send_result`): the device array (None
     once unsent), its host memory, how many of its vertices were sent, the event after the last

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+
+from ooc_graph._records import record
 
 
 class Comm:
@@ -105,7 +106,7 @@ class LocalComm(Comm):
         self.ranges = [(0, num_vertices)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Placement:
     """Where an engine runs inside a distributed job: the CEL arcs it streams and its comm."""
 

@@ -21,9 +21,9 @@ Tree nodes: ``("var", name)``, ``("const", float)``, ``("neg", a)``, ``("not", a
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from functools import lru_cache
 
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError
 
 VARIABLES = ("src", "dst", "w", "y_src", "y_dst")
@@ -47,7 +47,7 @@ _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", as
 _MAX_NODES = 200
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expression:
     """A parsed per-arc function: ``text`` as given, ``tree`` (nested tuples) and the
     variables it reads."""

@@ -13,8 +13,6 @@ slower: registering and unregistering it with CUDA on each call took BFS on R-MA
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import mmap
 import os
@@ -33,7 +31,9 @@ _PAGE = mmap.PAGESIZE
 @functools.lru_cache(maxsize=1)
 def _madvise():
     """libc's ``madvise``, or None (not Linux/glibc: pages are touched instead). Looked up at the
-    first :func:`populate`, not at import: ``find_library`` runs ``ldconfig`` (~4 ms a process)."""
+    first :func:`populate`, not at import: ``find_library`` runs ``ldconfig`` (~4 ms a process),
+    and ctypes.util imports shutil and subprocess."""
+    import ctypes.util  # (binds ctypes)
     try:
         madvise = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).madvise
     except (OSError, AttributeError):

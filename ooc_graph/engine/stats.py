@@ -1,8 +1,10 @@
 """What a run did: counters, one record per pass, convergence, and (profiling) timelines."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: dataclasses reads string annotations slowly (three
+# regular-expression look-ups a field), which Stats's 21 counters would pay at import (see config.py).
+from dataclasses import field, fields
 
-from dataclasses import dataclass, field, fields
+from ooc_graph._records import record
 
 from .trace import PassTrace, summarize
 
@@ -13,7 +15,7 @@ from .trace import PassTrace, summarize
 _SUM, _MAX, _SAME = {"combine": "sum"}, {"combine": "max"}, {"combine": "same"}
 
 
-@dataclass
+@record
 class Stats:
     passes: int = field(default=0, metadata=_SUM)
     advances: int = field(default=0, metadata=_SUM)

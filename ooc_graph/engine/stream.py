@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from ooc_graph import config
 from ooc_graph._memory import budget as parse_budget
 from ooc_graph._memory import human
+from ooc_graph._records import record
 from ooc_graph.errors import DeviceError, ParameterError
 from ooc_graph.partitioning.chunks import chunk_intervals, cut
 from ooc_graph.store import Graph
@@ -37,7 +37,7 @@ PREPARED_BYTES_PER_ARC = 32
 _STATS_LOCK = threading.Lock()
 
 
-@dataclass
+@record
 class RawChunk:
     layout: object
     src: np.ndarray

@@ -7,13 +7,14 @@ A reader is a function ``read(path, opts) -> Source``: the source says what the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 
 from ooc_graph import config
+from ooc_graph._records import record
 from ooc_graph.errors import InputError, choice
 
 from .strings import columns, first_lines, numeric, string_file_source
@@ -23,7 +24,7 @@ from .text import (MAX_LINE, NAMES, Block, InputFile, blocks, clip, compression,
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-@dataclass
+@record
 class Source:
     chunks: Iterator
     weighted: bool | None = None        # None: the file does not say

@@ -5,12 +5,12 @@ arcs into them (:class:`Buckets`); sorting and writing them is ``writing.py``.""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ooc_graph._memory import release_free_memory
 from ooc_graph._parallel import ordered_map
+from ooc_graph._records import record
 from ooc_graph.partitioning.intervals import global_id_dtype, interval_bounds, local_id_dtype
 from ooc_graph.store import _format as F
 
@@ -22,7 +22,7 @@ from .scratch import Spill
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-@dataclass
+@record
 class Layout:
     """The store's shape and the passes' memory: ``n`` vertices (``labels``: their original ids,
     or None), intervals ``bounds`` of ``size`` vertices (``k`` of them), the id types (``sdt``
@@ -51,7 +51,7 @@ class Layout:
         return self.sdt == np.int32
 
 
-@dataclass
+@record
 class Buckets:
     """The scattered arcs: the in-side buckets (and the out side's of a directed graph) with the
     vertex bounds of each (``in_edges[b]`` to ``in_edges[b + 1]``)."""

@@ -27,12 +27,12 @@ import mmap
 import os
 import threading
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ooc_graph._memory import usable_memory
+from ooc_graph._records import record
 
 SHARED_DIR = Path("/dev/shm")
 PREFIX = "ooc-graph-seg"
@@ -44,7 +44,7 @@ FIT = 2
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SharedArray:
     """A result array the ranks left in a segment for a client on the same host."""
 

@@ -19,11 +19,12 @@ import logging
 import os
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ooc_graph import config, registry
+from ooc_graph._records import record
 from ooc_graph.engine.exchange import Placement, placed
 from ooc_graph.errors import JobCancelled, StoreError
 
@@ -49,7 +50,7 @@ def host_identity() -> str:
     return f"{socket.gethostname()}/{boot}"
 
 
-@dataclass
+@record
 class JobSpec:
     """Everything a rank needs: the algorithm, the store, its keyword arguments, the workers."""
 

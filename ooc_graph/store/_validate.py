@@ -10,7 +10,6 @@ weights) is checked before its first use instead (:mod:`.contents`).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 
@@ -70,6 +69,7 @@ def read_attrs(obj, where) -> dict:
 def json_attr(attrs: dict, key: str, where, *, default="{}", kind=dict):
     """Attribute ``key`` (JSON text) parsed, of type ``kind``; a one-line :class:`StoreError`
     naming it where it is not JSON, too deeply nested or not of that type."""
+    import json  # here: opening a store parses no JSON attribute
     text = attrs.get(key, default)
     try:
         value = json.loads(text) if isinstance(text, str) else text

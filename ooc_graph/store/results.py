@@ -26,13 +26,13 @@ import shutil
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
 import numpy as np
 
 from ooc_graph._memory import human
+from ooc_graph._records import record
 from ooc_graph.errors import ParameterError, ResultNotStoredWarning, StoreBusyError, StoreError, shown
 
 from . import _format as F
@@ -51,7 +51,7 @@ _JSON_ATTRS = ("parameters", "stats")
 REPLACED = "the file was replaced by another graph since it was opened"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SavedResult:
     """Where :meth:`Result.save` put a result: ``results/<name>`` of ``path``, which is the store
     (``in_store``) or, when the store could not take it, a file beside it; ``reason`` says why not."""

@@ -20,11 +20,9 @@ stores wait out that moment before recording what they wrote (small ones are qui
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -71,6 +69,7 @@ def _entry_path(folder: Path, key: tuple) -> Path:
 
 
 def _load(folder: Path, key: tuple):
+    import json  # here, as in record: a process that reads no store's data reads no record
     try:
         fd = os.open(_entry_path(folder, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -118,6 +117,8 @@ def record(stamp: tuple, groups, taken_ns: int) -> None:
     folder = _folder()
     if folder is None or not _usable(folder, create=True):
         return
+    import json
+    import tempfile  # here: a store read from its recorded checks makes no record
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".entry-")
         try:

@@ -3,13 +3,14 @@ iteration chose to run (:class:`Step`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
+
+from ooc_graph._records import record
 
 from ..nearfar import NearFar
 
 
-@dataclass
+@record
 class Walk:
     """A traversal under way: its arrays on the device and the counters its strategy choices
     read. ``level``: the frontier's common value while the traversal is level-synchronous with a
@@ -37,7 +38,7 @@ class Walk:
     replicated_run: int = 0  # levels in a row that every rank ran whole (nothing merged)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step:
     """One iteration's choice: ``kind`` ("bottom-up", "advance" or "pass"), the frontier's
     ``arcs``, whether every rank runs it whole (``replicated``), and the parent array it records
