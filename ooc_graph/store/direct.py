@@ -70,14 +70,15 @@ def _slab_sums(little: np.ndarray) -> tuple:
     return total, weighted % 65535
 
 
-def _fletcher32(data: np.ndarray) -> tuple:
+def _fletcher32(data: np.ndarray, rows: int = _ROWS) -> tuple:
     """HDF5's fletcher32 sums of ``data`` (C-contiguous bytes), each modulo 65535, as
-    :func:`H5_checksum_fletcher32` computes them (an odd last byte is the high half of a word)."""
+    :func:`H5_checksum_fletcher32` computes them (an odd last byte is the high half of a word);
+    the words summed ``rows`` rows at a time (at most ``_ROWS``)."""
     n = data.size
     words = n // 2
     little = data[:2 * words].view("<u2")
     total = weighted = 0
-    slab = _ROWS * _COLS
+    slab = rows * _COLS
     for at in range(0, words, slab):
         part, part_weighted = _slab_sums(little[at:at + slab])
         total += part
