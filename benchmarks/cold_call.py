@@ -131,16 +131,19 @@ def read_datasets(path: Path, algorithm: str) -> list:
 
 def imports(repeat: int) -> dict:
     """``import ooc_graph`` against importing the third-party modules it loads (minimum seconds
-    of ``repeat`` fresh processes each; no ratio where it loads none), and the same for each of
-    :data:`IMPORTS` under its name."""
+    of ``repeat`` fresh processes each, the two kinds alternated so that a shared machine's load
+    falls on both alike; no ratio where it loads none), and the same for each of :data:`IMPORTS`
+    under its name."""
     out = {}
     for what, code in IMPORTS.items():
-        ours = [float(wall([PY, "-c", CHILD_IMPORTS, code])[1].split()[0]) for _ in range(repeat)]
         deps = wall([PY, "-c", CHILD_IMPORTS, code])[1].split()[1]
         deps = [] if deps == "-" else deps.split(",")
-        theirs = [float(wall([PY, "-c", CHILD_IMPORTS, f"import {', '.join(deps)}"])[1].split()[0])
-                  for _ in range(repeat)] if deps else [0.0]
-        out[what] = {"ooc_graph_s": min(ours), "dependencies_s": min(theirs),
+        ours, theirs = [], []
+        for _ in range(repeat):
+            ours.append(float(wall([PY, "-c", CHILD_IMPORTS, code])[1].split()[0]))
+            if deps:
+                theirs.append(float(wall([PY, "-c", CHILD_IMPORTS, f"import {', '.join(deps)}"])[1].split()[0]))
+        out[what] = {"ooc_graph_s": min(ours), "dependencies_s": min(theirs) if deps else 0.0,
                      "ratio": min(ours) / min(theirs) if deps else None,
                      "dependencies": sorted({d.split(".")[0] for d in deps})}
     return out["import"] | {"call": out["call"], "everything": out["everything"]}
