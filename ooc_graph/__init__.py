@@ -45,7 +45,7 @@ _LAZY = {name: ("ooc_graph.algorithms", name) for name in (
 # The submodules and subpackages, imported on first access as attributes (a test checks the list).
 _SUBMODULES = frozenset({"algorithms", "cli", "config", "engine", "errors", "generate", "ingest", "kernels",
                          "nx_backend", "partitioning", "profile", "registry", "runtime", "store",
-                         "_memory", "_parallel", "_progress", "_records", "_signals"})
+                         "_cuda_start", "_memory", "_parallel", "_progress", "_records", "_signals"})
 
 
 def __getattr__(name: str):

@@ -108,6 +108,33 @@ def test_console_script_and_demo():
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+_PROGRAM = """
+import atexit, sys
+from ooc_graph import cli
+real = cli.main
+def main():  # an exit handler registered while the command runs, as logging's and tempfile's are
+    atexit.register(lambda: print("handler ran", flush=True))
+    print("unflushed", end="")
+    return real(sys.argv[1:])
+cli.main = main
+cli.program()
+"""
+
+
+@pytest.mark.parametrize("argv, status", [(["info", "{store}"], 0), (["info", "{missing}"], 2),
+                                          (["run", "pagerank", "{store}", "--device", "nope"], 2)])
+def test_the_program_ends_after_its_exit_handlers(tmp_path, argv, status):
+    """The program ends the process once threads are joined and the exit handlers registered while
+    it ran have run: output flushed, the command's status, not the interpreter's teardown."""
+    store = tmp_path / "g.h5"
+    assert main(["generate", "grid", str(store), "--rows", "3", "--cols", "3", "--quiet"]) == 0
+    argv = [a.format(store=store, missing=tmp_path / "missing.h5") for a in argv]
+    r = subprocess.run([sys.executable, "-c", _PROGRAM, *argv], capture_output=True, text=True, timeout=60)
+    assert r.returncode == status, r.stderr
+    assert r.stdout.startswith("unflushed") and r.stdout.endswith("handler ran\n"), r.stdout
+    assert ("9 vertices" in r.stdout) == (status == 0)
+
+
 def test_profile_draws_a_steady_pass():
     from types import SimpleNamespace
 

@@ -1,5 +1,3 @@
-import sys
+from . import program
 
-from . import main
-
-sys.exit(main())
+program()

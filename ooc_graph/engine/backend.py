@@ -9,6 +9,7 @@ from types import ModuleType
 
 import numpy as np
 
+from ooc_graph._cuda_start import start_cuda
 from ooc_graph._records import record
 from ooc_graph.errors import DeviceError, choice
 from ooc_graph.kernels import cpu
@@ -75,6 +76,7 @@ def gpu_available() -> bool:
     global _cupy_missing
     if _cupy_missing:
         return False
+    start_cuda()  # the driver starts on a thread while CuPy imports
     try:
         import cupy
     except ImportError:
