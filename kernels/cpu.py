@@ -391,7 +391,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     if threads > 1:  # levels with enough arcs on numba's threads
         parallel = fast.parallel()
         chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
-        bitmaps = np.empty((2, (n + 63) >> 6), np.uint64)
+        bitmaps = np.empty((3, (n + 63) >> 6), np.uint64)
 
         def run():
             return parallel.bfs_tree_parallel(

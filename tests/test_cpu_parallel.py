@@ -52,7 +52,9 @@ def _weighted_csr(src, dst, w, n, dtype):
 
 
 # -- BFS, direction-optimising (kernels/cpu_bfs_parallel.py) ------------------------------------
-SETTINGS = {"default": {}, "bottom-up": dict(bfs_alpha=2**40, bfs_min_frontier=2**40, bfs_leave_bottom_up=2**30),
+SETTINGS = {"default": {},
+            "bottom-up": dict(bfs_alpha=2**40, bfs_min_frontier=2**40, bfs_leave_bottom_up=2**30),
+            "switching": dict(bfs_alpha=2, bfs_min_frontier=2**40, bfs_leave_bottom_up=1),
             "top-down": dict(bfs_alpha=1, bfs_min_frontier=1, bfs_leave_bottom_up=0)}
 
 
@@ -76,6 +78,40 @@ def test_bfs_equals_reference(threads, configure, setting, seed):
             np.testing.assert_array_equal(state, hops)
             np.testing.assert_array_equal(got, parent)
             assert got_levels == levels
+
+
+def _blobs_on_a_path(rng, blobs=3, k=300, degree=12, path=10):
+    """Dense random blobs joined by paths, undirected: a BFS from the first goes bottom-up in each
+    blob and top-down along each path, so it enters bottom-up levels again and again."""
+    src, dst, base = [], [], 0
+    for b in range(blobs):
+        src.append(rng.integers(0, k, k * degree) + base)
+        dst.append(rng.integers(0, k, k * degree) + base)
+        if b < blobs - 1:
+            p = np.arange(base + k, base + k + path)
+            src.append(np.r_[base + k - 1, p])
+            dst.append(np.r_[p, base + k + path])
+        base += k + path
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    return base, np.r_[src, dst], np.r_[dst, src]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bfs_enters_bottom_up_again(threads, configure, seed):
+    """From a blob at either end the levels go bottom-up three times (checked by replaying the
+    kernel's rule in Python on these seeds): the vertices seen before each bottom-up stretch are
+    rebuilt from the queue, those with no in-arc are skipped once met, and the answer is the
+    reference's; the third source has no in-arc at all."""
+    configure(cpu=dict(bfs_alpha=8, bfs_min_frontier=2**40, bfs_leave_bottom_up=1))
+    n, src, dst = _blobs_on_a_path(np.random.default_rng(seed))
+    dead = np.setdiff1d(np.arange(n), dst)  # no in-arc: never reached, skipped by later levels
+    src, dst = np.r_[src, dead[:1]], np.r_[dst, dead[:1]]  # one of them with a self-loop
+    for source in (0, n - 11, int(dead[-1])):  # the first blob's, the last's, one with no in-arc
+        hops, parent, levels = _tree_reference(n, src, dst, source)
+        state, got, got_levels = _bfs(n, src, dst, source)
+        np.testing.assert_array_equal(state, hops)
+        np.testing.assert_array_equal(got, parent)
+        assert got_levels == levels
 
 
 def test_bfs_edge_cases(threads):
