@@ -70,7 +70,7 @@ def measure_warm(path: str, warm: int) -> dict:
     import numpy as np
     import ooc_graph
     G = ooc_graph.open(path)
-    out = {}
+    out = {"code": str(Path(ooc_graph.__file__).resolve())}  # which checkout ran (checked by the driver)
     for name, call in _calls(G, _sources(G)):
         r = call()
         times = []
@@ -193,13 +193,17 @@ def _child(args: list, threads: int, baseline: str | None = None) -> dict:
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     cwd = None
     if baseline:
-        env["PYTHONPATH"] = baseline
+        env["PYTHONPATH"] = str(Path(baseline).resolve())  # the child runs in /: a relative path found nothing
         cwd = "/"  # not the working tree (its ooc_graph would come first)
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", *args], env=env, cwd=cwd,
                           capture_output=True, text=True)
     if proc.returncode:
         sys.exit(f"child {args} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    code = result.pop("code", None)
+    if baseline and code is not None and not Path(code).is_relative_to(Path(baseline).resolve()):
+        sys.exit(f"--baseline {baseline}: the child imported ooc_graph from {code}, not from there")
+    return result
 
 
 def stores(a) -> list:
