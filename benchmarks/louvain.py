@@ -1,8 +1,10 @@
-"""Louvain on the CPU: ooc_graph against igraph's ``community_multilevel`` and networkx's
-``louvain_communities`` (where it finishes), seconds and modularity.
+"""Louvain: ooc_graph (on the CPU, and with ``--devices cpu,gpu`` on a GPU too) against igraph's
+``community_multilevel`` and networkx's ``louvain_communities`` (where it finishes), seconds and
+modularity.
 
     python benchmarks/louvain.py --out benchmarks/results/louvain-cpu.json
     python benchmarks/louvain.py --scales 12 --enron "" --repeat 1        # one small graph, seconds
+    python3 benchmarks/louvain.py --scales 20 --enron "" --devices cpu,gpu --networkx-max-arcs 0   # GPU host
 
 Graphs: Graph500 R-MAT (``ooc_graph.generate.rmat(path, scale, 16, seed=1)``, undirected) at each
 ``--scales``, and SNAP's email-enron (``--enron``, default ../shared/data/snap/email-enron.txt.gz
@@ -79,16 +81,25 @@ print(took)
         return np.load(out), float(proc.stdout.split()[-1])
 
 
+def _key(device: str) -> str:
+    """A row's entry for ooc_graph on ``device`` (``ooc_graph`` on the CPU, as before devices)."""
+    return "ooc_graph" if device == "cpu" else f"ooc_graph_{device}"
+
+
 def bench(name: str, G, args) -> dict:
     import igraph
     src, dst = edges_of(G)
     H = igraph.Graph(n=G.num_vertices, edges=np.stack([src, dst], axis=1), directed=False)
     row = {"graph": name, "vertices": G.num_vertices, "edges": len(src), "load_before": os.getloadavg()[0]}
-    runs = {"ooc_graph": [], "igraph": []}
+    devices = args.devices.split(",")
+    runs = {_key(d): [] for d in devices} | {"igraph": []}
     for _ in range(args.repeat):
-        r, wall, cpu = timed(lambda: ooc_graph.louvain(G, device="cpu", seed=1))
-        runs["ooc_graph"].append((wall, cpu, r.labels, r))
+        for d in devices:
+            r, wall, cpu = timed(lambda: ooc_graph.louvain(G, device=d, seed=1))
+            runs[_key(d)].append((wall, cpu, np.asarray(r.labels), r))
+            print(f"{name}: {_key(d)} {wall:.3f} s", file=sys.stderr, flush=True)  # kept if a later run is cut
         c, wall, cpu = timed(lambda: H.community_multilevel())
+        print(f"{name}: igraph {wall:.3f} s", file=sys.stderr, flush=True)
         runs["igraph"].append((wall, cpu, np.asarray(c.membership), None))
     for lib, got in runs.items():
         walls, cpus = [g[0] for g in got], [g[1] for g in got]
@@ -96,8 +107,9 @@ def bench(name: str, G, args) -> dict:
         row[lib] = {"seconds": statistics.median(walls), "cpu_seconds": statistics.median(cpus),
                     "all_seconds": walls, "modularity": H.modularity(labels.tolist()),
                     "communities": int(labels.max()) + 1 if len(labels) else 0}
-    ours = runs["ooc_graph"][-1][3]
-    row["ooc_graph"].update(own_modularity=ours.modularity, sweeps=ours.stats["sweeps"], levels=len(ours.levels))
+    for d in devices:
+        ours = runs[_key(d)][-1][3]
+        row[_key(d)].update(own_modularity=ours.modularity, sweeps=ours.stats["sweeps"], levels=len(ours.levels))
     if G.num_arcs <= args.networkx_max_arcs:
         got = networkx_run(str(G.path), args.networkx_seconds)
         row["networkx"] = ({"seconds": None, "note": f"did not finish in {args.networkx_seconds:g} s"}
@@ -117,6 +129,7 @@ def main():
     p.add_argument("--networkx-seconds", type=float, default=600.0)
     p.add_argument("--networkx-max-arcs", type=int, default=8_000_000)
     p.add_argument("--workdir", default=None, help="where the stores are made (default: a temporary folder)")
+    p.add_argument("--devices", default="cpu", help="where ooc_graph runs, e.g. cpu,gpu")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     import igraph
@@ -134,7 +147,10 @@ def main():
         path = work / f"rmat{s}.h5"
         G = ooc_graph.open(path) if path.exists() else ooc_graph.generate.rmat(path, s, 16, seed=1, progress=False)
         graphs.append((f"R-MAT-{s}", G))
-    ooc_graph.louvain(graphs[0][1], device="cpu", seed=1)  # numba's kernels loaded before timing
+    small = work / "rmat10.h5"  # numba's (CuPy's) kernels compiled or loaded before timing
+    small = ooc_graph.open(small) if small.exists() else ooc_graph.generate.rmat(small, 10, 16, seed=1, progress=False)
+    for d in args.devices.split(","):
+        ooc_graph.louvain(small, device=d, seed=1)
     rows = []
     for name, G in graphs:
         rows.append(bench(name, G, args))
@@ -155,6 +171,9 @@ def main():
         nxq = f"{n['modularity']:.4f}" if "modularity" in n else "—"
         print(f"| {r['graph']} | {r['edges']:,} | {o['seconds']:.3g} ({o['cpu_seconds']:.3g}) | {o['modularity']:.4f} | "
               f"{i['seconds']:.3g} ({i['cpu_seconds']:.3g}) | {i['modularity']:.4f} | {nxs} | {nxq} |")
+        for d in args.devices.split(",")[1:]:
+            g = r[_key(d)]
+            print(f"|   ooc_graph on {d} | | {g['seconds']:.3g} ({g['cpu_seconds']:.3g}) | {g['modularity']:.4f} | | | | |")
 
 if __name__ == "__main__":
     main()
