@@ -63,7 +63,7 @@ def _whole_threads(arcs: int) -> int:
     most the cores this process may use; ``numba.set_num_threads`` lowers it for the calling
     thread), or 1 below config ``cpu.whole_parallel_min_arcs``, where a fork-join costs more than
     it saves (numba's thread pool is then not even started), or with fewer than config
-    ``cpu.parallel_min_threads`` threads (on two, each whole kernel measured slower than on one)."""
+    ``cpu.parallel_min_threads`` threads."""
     cfg = config.get().cpu
     if arcs < cfg.whole_parallel_min_arcs:
         return 1

@@ -177,11 +177,15 @@ class CPU(_Section):
     # OOC_GRAPH_CPU_KERNELS=numpy sets the default to False: NumPy's, the reference).
     compiled: bool = field(default_factory=lambda: os.environ.get("OOC_GRAPH_CPU_KERNELS", "compiled") != "numpy")
     # Batches with at least this many arcs share a pull-sum among numba's threads, where there are
-    # at least parallel_min_threads (NUMBA_NUM_THREADS). On the 2-core development machine, shared
-    # with other processes, two threads made a pull-sum 0.8x on a quiet moment and up to 8x when
-    # the other core was busy (a fork-join waits for its slowest thread): one thread there.
+    # at least parallel_min_threads (NUMBA_NUM_THREADS); the whole kernels below take the same
+    # threshold. Two threads of the 2-core development machine against one, quiet (R-MAT-20 /
+    # R-MAT-18, warm): BFS 1.5x / 1.2x faster, SSSP 1.4-2.1x / 1.3-1.5x, WCC 1.7x / 1.4-1.7x,
+    # PageRank 1.8-2.6x / 1.2-1.6x (the whole pull); with one other busy process there, the same
+    # within noise; with two (3 on 2 cores), BFS 1.7x slower, the others within noise. An older
+    # kernel set measured two threads slower than one (a pull-sum 0.8x, up to 8x when the other
+    # core was busy): the threads now take work in chunks from a counter.
     parallel_min_arcs: int = 1 << 16
-    parallel_min_threads: int = 4
+    parallel_min_threads: int = 2
     # Direction-optimising BFS (kernels.cpu.bfs_tree; Beamer, Asanovic and Patterson, SC'12): a
     # level goes bottom-up when its frontier's out-arcs exceed the arcs still unexplored /
     # bfs_alpha and the vertices / bfs_min_frontier, and back top-down once a bottom-up level
@@ -197,10 +201,9 @@ class CPU(_Section):
     bfs_leave_bottom_up: int = 2
     # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull and step) run on
     # numba's threads where the CSR has at least whole_parallel_min_arcs arcs and numba has at
-    # least parallel_min_threads (on two threads of the development machine each was slower than
-    # on one: BFS 1.6x, SSSP 1.5x, WCC 1.4x on R-MAT-18); inside them, a BFS level or SSSP round
-    # with fewer than level_parallel_min_arcs arcs runs on the calling thread (a road graph's
-    # thousands of small levels cost no fork-join).
+    # least parallel_min_threads; inside them, a BFS level or SSSP round with fewer than
+    # level_parallel_min_arcs arcs runs on the calling thread (a road graph's thousands of small
+    # levels cost no fork-join).
     whole_parallel_min_arcs: int = 1 << 16
     level_parallel_min_arcs: int = 1 << 14
     # Whole min-relaxations with arc weights (SSSP) by delta-stepping, buckets delta_width typical
