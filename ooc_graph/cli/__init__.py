@@ -17,7 +17,7 @@ import sys
 
 from ooc_graph.errors import OocGraphError
 
-from .parser import build_parser, named
+from .parser import build_parser, in_this_process, named
 
 
 def program() -> None:
@@ -94,8 +94,7 @@ def _main(argv) -> int:
 
 def _one_process_gpu_call(a) -> bool:
     """The command computes in this process, where a GPU may be used."""
-    return (a.command in ("run", "demo") and getattr(a, "device", None) in ("auto", "gpu")
-            and not any(getattr(a, name, None) is not None for name in ("gpus", "workers", "scheduler")))
+    return a.command in ("run", "demo") and getattr(a, "device", None) in ("auto", "gpu") and in_this_process(a)
 
 
 def _exit(status: int) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ooc_graph.errors import OocGraphError, ParameterError, ResultNotStoredWarning, install, shown
 
-from .parser import algorithm_kwargs
+from .parser import algorithm_kwargs, in_this_process
 
 OUT_FORMATS = (".npz", ".csv", ".parquet")
 
@@ -117,7 +117,7 @@ def _check_folder(flag, path):
 
 
 def _client(a):
-    if a.gpus is None and a.workers is None and a.scheduler is None:
+    if in_this_process(a):
         return None, a.device  # one process: the distributed runtime is not imported
     from ooc_graph.runtime import cluster
     if a.gpus is not None:  # given, even empty or 0: checked there, never ignored

@@ -48,6 +48,12 @@ def _build_options(p):
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def in_this_process(a) -> bool:
+    """``run``'s or ``demo``'s arguments ask for no cluster (``--gpus``, ``--workers``,
+    ``--scheduler``): the algorithm runs in this process."""
+    return all(getattr(a, name, None) is None for name in ("gpus", "workers", "scheduler"))
+
+
 def run_options(p, *, demo: bool = False, distributed: bool = True):
     from ooc_graph.registry import DEVICES
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to compute (default: the GPU if any)")
