@@ -5,10 +5,10 @@ and ``to_arrow`` speak original ids: the store's labels (integers or strings), a
 values are vertices (BFS/SSSP ``parent``) mapped to original ids too, with "no vertex" as
 ``None`` / a null (not -1: -1 can be an original id).
 
-Here are the base class and what several algorithms share (:class:`CentralityResult`); each
-algorithm's own result class is defined beside it (``bfs.py``'s ``BFSResult``...) and imported
-with it (a PageRank call builds no other result class). They are still found here by name (what
-imported them from here, results pickled before they moved).
+Here are the base class and what several algorithms share (:class:`LabelsResult`,
+:class:`CentralityResult`); each algorithm's own result class is defined beside it (``bfs.py``'s
+``BFSResult``...) and imported with it (a PageRank call builds no other result class). They are
+still found here by name (what imported them from here, results pickled before they moved).
 """
 
 # No ``from __future__ import annotations``: dataclasses reads string annotations slowly (three
@@ -164,6 +164,17 @@ class Result:
 
 
 UNREACHABLE = np.iinfo(np.int64).max
+
+
+@record(repr=False)  # the short __repr__ of Result
+class LabelsResult(Result):
+    """A label per vertex (components, communities): what WCC, SCC and CDLP return."""
+
+    labels: np.ndarray = None
+    _arrays: tuple = ("labels",)
+
+    def _distinct_labels(self) -> int:
+        return int(np.unique(on_host(self.labels)).size)
 
 
 @record(repr=False)  # the short __repr__ of Result

@@ -10,22 +10,19 @@ from ooc_graph._records import record
 from ooc_graph.registry import Option, algorithm
 
 from ._common import Run, check_positive_int
-from ._result import Result, on_host
+from ._result import LabelsResult
 
 __all__ = ["cdlp", "CDLPResult"]
 log = logging.getLogger("ooc_graph.cdlp")
 
 
 @record(repr=False)  # the short __repr__ of Result
-class CDLPResult(Result):
+class CDLPResult(LabelsResult):
     """``labels[v]``: v's community label (an original vertex id) after label propagation."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
 
     @property
     def num_communities(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
+        return self._distinct_labels()
 
 
 @algorithm(result=CDLPResult, options=[

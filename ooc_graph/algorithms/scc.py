@@ -10,22 +10,19 @@ from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from ._common import Run
-from ._result import Result, on_host
+from ._result import LabelsResult
 
 __all__ = ["scc", "SCCResult"]
 log = logging.getLogger("ooc_graph.scc")
 
 
 @record(repr=False)  # the short __repr__ of Result
-class SCCResult(Result):
+class SCCResult(LabelsResult):
     """``labels[v]`` is the smallest vertex id of v's strongly connected component."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
 
     @property
     def num_components(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
+        return self._distinct_labels()
 
 
 @algorithm(result=SCCResult, options=())

@@ -8,26 +8,23 @@ from ooc_graph._records import record
 from ooc_graph.registry import algorithm
 
 from ._common import Run
-from ._result import Result, on_host
+from ._result import LabelsResult
 
 __all__ = ["wcc", "WCCResult"]
 
 
 @record(repr=False)  # the short __repr__ of Result
-class WCCResult(Result):
+class WCCResult(LabelsResult):
     """``labels[v]`` is the smallest vertex id of v's weakly connected component: an original id,
     except in a store with string ids, where it is the component's first internal id (the
     smallest string; ``to_dict``, ``to_pandas`` and ``to_arrow`` give the string)."""
-
-    labels: np.ndarray = None
-    _arrays: tuple = ("labels",)
 
     def _vertex_valued(self) -> tuple:
         return ("labels",) if self.graph is not None and self.graph.string_labels else ()
 
     @property
     def num_components(self) -> int:
-        return int(np.unique(on_host(self.labels)).size)
+        return self._distinct_labels()
 
 
 @algorithm(result=WCCResult, options=())
