@@ -430,7 +430,9 @@ def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
     w, weighted, c = _weights(weights, plus)
     if parent is None:
         return fast.tree_parents(_ids(indptr), _ids(indices), w, weighted, c, dist, int(root))
-    fast.resolve_plateaus(_ids(indptr), _ids(indices), w, weighted, c, dist, parent, int(root))
+    if unset_unreached(parent, dist) != 0:  # a plateau to resolve, or a pass on one thread
+        fast.resolve_plateaus(_ids(indptr), _ids(indices), w, weighted, c, dist, parent, int(root))
+    parent[root] = -1
     return parent
 
 
@@ -497,4 +499,4 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401
 from .cpu_traversal import LEVEL_PARENTS, advance_min, bottom_up, flatnonzero  # noqa: E402,F401
 # The whole kernels on numba's threads (components, PageRank's pull) live in cpu_whole.py.
-from .cpu_whole import components, full, int_levels, pull_rows, whole_pull  # noqa: E402,F401
+from .cpu_whole import components, full, int_levels, pull_rows, unset_unreached, whole_pull  # noqa: E402,F401

@@ -1,5 +1,6 @@
 """Whole-array passes of a traversal on numba's threads: the fresh state's fill, the check that
-a state is fresh, BFS levels to int64 and components' int32 labels to int64. Serial, each is a pass over n values that a 16-thread
+a state is fresh, BFS levels to int64, a tree's unreached vertices and components' int32 labels
+to int64. Serial, each is a pass over n values that a 16-thread
 BFS of a few levels waits for (on R-MAT-22, 32 MB apiece, first touches of new memory among
 them); here every thread writes (and so first touches) its own ranges."""
 
@@ -52,6 +53,30 @@ def int_levels(levels, unreachable):
         for v in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             x = levels[v]
             levels[v] = _from_bits(np.int64(x) if x < np.inf else unreachable)
+
+
+@njit(cache=True, nogil=True)
+def _unset_range(parent, dist, lo, hi):
+    n = parent.size
+    missing = 0
+    for v in range(lo, hi):
+        if parent[v] == n:
+            if dist[v] < np.inf:
+                missing += 1
+            else:
+                parent[v] = -1
+    return missing
+
+
+@njit(**_PAR)
+def unset_unreached(parent, dist):
+    """Parents still n (none found) to -1 where dist is infinite; returns how many reached
+    vertices are still at n."""
+    n = parent.size
+    missing = 0
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        missing += _unset_range(parent, dist, c * CHUNK, min(n, (c + 1) * CHUNK))
+    return missing
 
 
 @njit(**_PAR)

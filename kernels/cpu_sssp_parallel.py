@@ -14,7 +14,10 @@ smaller, so v ends with the smallest u whose arc is strictly tight: the parents 
 
 Vertices wait in a near pile (values below the bound) and a far pile; each round expands the near
 pile, and when it is empty the bound rises to the smallest value waiting in the far pile plus
-``delta``. A byte a vertex says where it waits (0 nowhere, 1 near, 2 far), so a vertex is queued
+``delta``. That smallest value is known without a pass over the pile: the smallest value left in it
+when it was last split, or one a vertex dropped to since (:func:`.cpu_sssp_relax._offer`); where
+that vertex went near meanwhile, the bound is lower than it could be and a split may find nothing
+below it, which makes the next split's exact. A byte a vertex says where it waits (0 nowhere, 1 near, 2 far), so a vertex is queued
 at most once a round and the piles hold at most n vertices each (the far pile's entries whose byte
 says otherwise are left over from earlier moves and dropped). Rounds with few arcs run on the
 calling thread; larger ones share the frontier's arcs among threads in chunks taken from a shared
@@ -31,9 +34,9 @@ import numpy as np
 from numba import njit
 
 from .cpu_chunks import VERTEX_CHUNK, serial_and_parallel
-from .cpu_sssp_piles import (_far_minimum, _far_minimum_parallel, _load, _load_range, _split_far, _split_far_parallel,
-                             _store, _store_range, _take_parallel, _take_serial)
-from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _drain, _relax, _relax_parallel, _scratch, _value
+from .cpu_sssp_piles import (_load, _load_range, _split_far, _split_far_parallel, _store, _store_range, _take_parallel,
+                             _take_serial)
+from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _drain, _order, _relax, _relax_parallel, _scratch, _value
 
 _OPTS = dict(cache=True, nogil=True)
 
@@ -49,12 +52,13 @@ def _bound(low, delta):
 @njit(**_OPTS)
 def _start(frontier, state, where, delta, near, far):
     """The frontier's reached vertices into the near pile (below the first bucket's bound) or the
-    far pile. Returns (near count, far count, bound)."""
+    far pile. Returns (near count, far count, bound, the far pile's smallest ordered value)."""
     start = np.inf
     for i in range(frontier.size):
         start = min(start, state[frontier[i]])
     bound = _bound(start, delta)
     f = nfar = 0
+    low = _ALL
     for i in range(frontier.size):
         v = frontier[i]
         if not state[v] < np.inf:
@@ -67,27 +71,25 @@ def _start(frontier, state, where, delta, near, far):
             where[v] = _FAR
             far[nfar] = v
             nfar += 1
-    return f, nfar, bound
+            low = min(low, _order(state[v]))
+    return f, nfar, bound, low
 
 
 def _make_next_bucket(parallel):
-    def _next_bucket(key, where, far, nfar, delta, near, kept, boxes, threads, parallel_arcs):
-        """The next bucket from the far pile far[:nfar]: its vertices into ``near``, the others still
-        waiting into ``kept`` (leftovers dropped). Returns (near count, kept count, bound)."""
-        big = nfar >= parallel_arcs and threads > 1
-        if parallel and big:
-            least = _far_minimum_parallel(key, where, far, nfar, threads)
-        else:
-            least = _far_minimum(key, where, far, nfar)
+    def _next_bucket(key, where, far, nfar, delta, near, kept, boxes, threads, parallel_arcs, least, lows):
+        """The next bucket from the far pile far[:nfar], whose smallest ordered value is ``least`` or
+        above: its vertices into ``near``, the others still waiting into ``kept`` (leftovers
+        dropped). ``lows``: ``threads`` slots of scratch. Returns (near count, kept count, bound,
+        the smallest ordered value kept)."""
         if least == _ALL:  # only leftovers
-            return 0, 0, np.inf
+            return 0, 0, np.inf, _ALL
         bound = _bound(_value(least), delta)
-        if parallel and big:
+        if parallel and nfar >= parallel_arcs and threads > 1:
             boxes[0], boxes[1], boxes[2] = 0, 0, 0
-            _split_far_parallel(key, where, far, nfar, bound, near, kept, boxes, threads)
-            return boxes[1], boxes[2], bound
-        f, nk = _split_far(key, where, far, nfar, bound, near, kept)
-        return f, nk, bound
+            _split_far_parallel(key, where, far, nfar, bound, near, kept, boxes, threads, lows)
+            return boxes[1], boxes[2], bound, lows[:threads].min()
+        f, nk, low = _split_far(key, where, far, nfar, bound, near, kept)
+        return f, nk, bound, low
     return _next_bucket
 
 
@@ -111,10 +113,11 @@ def _drop_leftovers(where, far, nfar, kept):
 
 def _make_round(parallel):
     def _round(indptr, indices, weights, weighted, plus, key, where, cur, f, du, chunk_arcs, bound, settle, n,
-               nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp, settled, scratch):
+               nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp, settled, scratch, far_low):
         """One round: the frontier cur[:f] taken (``settle``: the near pile, over the light CSR; else
         a settled bucket's vertices, over the whole CSR) and relaxed. ``boxes``: [counter, next near
-        pile's fill, far pile's fill, settled's fill]. Returns the arcs."""
+        pile's fill, far pile's fill, settled's fill]; ``far_low``: a slot a thread (the smallest
+        ordered value a vertex dropped to at or above ``bound``). Returns the arcs."""
         box = boxes[3:4]
         if parallel and f >= VERTEX_CHUNK * 64 and threads > 1:
             total = _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
@@ -123,10 +126,10 @@ def _make_round(parallel):
         boxes[0], boxes[1], boxes[2] = 0, 0, nfar
         if parallel and total >= parallel_arcs and threads > 1:
             _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound,
-                            n, nxt, far, boxes, threads)
+                            n, nxt, far, boxes, threads, far_low)
         elif total:
             _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, np.int64(0), total,
-                   bound, n, nxt, boxes[1:2], far, boxes[2:3], scratch)
+                   bound, n, nxt, boxes[1:2], far, boxes[2:3], scratch, far_low, 0)
             _drain(scratch, nxt, boxes[1:2], far, boxes[2:3])
         return total
     return _round
@@ -167,7 +170,8 @@ def _make_delta_stepping(parallel):
         cur, nxt, far, kept = near[0], near[1], far[0], far[1]
         scratch = _scratch(cur)
         boxes = np.zeros(4, np.int64)
-        f, nfar, bound = _start(frontier, state, where, delta, cur, far)
+        far_low, lows = np.full(max(threads, 1), _ALL), np.empty(max(threads, 1), np.uint64)
+        f, nfar, bound, kept_low = _start(frontier, state, where, delta, cur, far)
         rounds = arcs = 0
         # The round's flags and the bucket's stamp as run-time values of one type each: a call with a
         # literal True or False, or a stamp typed uint32 and then uint64 (uint32 + uint32 is uint64
@@ -182,7 +186,7 @@ def _make_delta_stepping(parallel):
                     rounds += 1
                     arcs += round_(indptr, indices, weights, weighted, plus, key, where, settled, boxes[3], du,
                                    chunk_arcs, bound, heavy, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen,
-                                   stamp, settled, scratch)
+                                   stamp, settled, scratch, far_low)
                     f, nfar = boxes[1], boxes[2]
                     boxes[3] = 0
                 stamp += np.uint64(1)
@@ -191,13 +195,16 @@ def _make_delta_stepping(parallel):
                     continue
                 if nfar == 0:
                     break
-                f, nfar, bound = next_bucket(key, where, far, nfar, delta, cur, kept, boxes, threads, parallel_arcs)
+                least = min(kept_low, far_low.min())
+                far_low[:] = _ALL
+                f, nfar, bound, kept_low = next_bucket(key, where, far, nfar, delta, cur, kept, boxes, threads,
+                                                       parallel_arcs, least, lows)
                 far, kept = kept, far
                 continue
             rounds += 1
             arcs += round_(light_indptr, light_indices, light_weights, weighted, plus, key, where, cur, f, du,
                            chunk_arcs, bound, light, n, nxt, far, nfar, boxes, threads, parallel_arcs, seen, stamp,
-                           settled, scratch)
+                           settled, scratch, far_low)
             f, nfar = boxes[1], boxes[2]
             cur, nxt = nxt, cur
             if nfar > n:  # the far pile may grow by n a round: drop its leftovers

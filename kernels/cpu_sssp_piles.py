@@ -1,6 +1,6 @@
 """The piles of delta-stepping (:mod:`.cpu_sssp_parallel`) on numba's threads: the light CSR (the
 arcs lighter than delta), a round's frontier taken (values read, the arc prefix counted, vertices
-settled for their heavy arcs), the far pile's minimum and its split at a new bound, and the state
+settled for their heavy arcs), the far pile's split at a new bound, and the state
 moved into and out of the 128-bit words of :mod:`.cpu_sssp_relax`."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .cpu_atomic import atomic_add, atomic_exchange, cas
+from .cpu_atomic import atomic_add, cas
+from .cpu_bfs import _prefetch
 from .cpu_chunks import VERTEX_CHUNK, flush
 from .cpu_sssp_relax import _ALL, _FAR, _NEAR, _TAKEN, _order, _value
 
@@ -16,6 +17,7 @@ _OPTS = dict(cache=True, nogil=True)
 _PAR = dict(parallel=True, **_OPTS)
 
 RANGE_CHUNK = 4096  # vertices a thread takes at a time in passes over every vertex or the far pile
+_AHEAD = 8  # frontier slots ahead whose vertices a take prefetches
 
 
 @njit(**_OPTS)
@@ -61,15 +63,24 @@ def light_fill(indptr, indices, weights, delta, light_indptr, light_indices, lig
 @njit(**_OPTS)
 def _take_chunk(indptr, key, where, cur, lo, hi, du, settle, seen, stamp, settled, settled_box, buf):
     """Frontier vertices cur[lo:hi]: each one's value now into ``du``; with ``settle`` (a round's
-    near pile) its byte set to taken (atomically: a vertex lowered from here on is queued again)
-    and, the first time this bucket takes it (``seen`` != ``stamp``), it is listed in
-    ``settled`` for the bucket's heavy arcs. Returns the chunk's arcs."""
+    near pile) its byte set to taken (a vertex lowered from here on is queued again; a plain
+    store: the frontier's vertices are distinct and no arc is offered while it is taken) and, the
+    first time this bucket takes it (``seen`` != ``stamp``), it is listed in ``settled`` for the
+    bucket's heavy arcs. The vertices _AHEAD slots on are prefetched (their words, offsets, bytes
+    and stamps lie anywhere). Returns the chunk's arcs."""
     s = 0
     b = 0
     for i in range(lo, hi):
+        if i + _AHEAD < hi:
+            w = cur[i + _AHEAD]
+            _prefetch(key, 2 * w + 1)
+            _prefetch(indptr, w)
+            if settle:
+                _prefetch(where, w)
+                _prefetch(seen, w)
         u = cur[i]
         if settle:
-            atomic_exchange(where, u, _TAKEN)
+            where[u] = _TAKEN
             if seen[u] != stamp:
                 seen[u] = stamp
                 buf[b] = u
@@ -110,63 +121,51 @@ def _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, sta
 
 
 @njit(**_OPTS)
-def _far_minimum(key, where, far, size):
-    best = _ALL
-    for i in range(size):
-        v = far[i]
-        if where[v] == _FAR:
-            best = min(best, key[2 * v + 1])
-    return best
-
-
-@njit(**_OPTS)
 def _split_far(key, where, far, size, bound, near, kept):
     """The far pile's vertices below ``bound`` into ``near`` (their byte set to near), the others
-    still waiting far into ``kept``; leftovers dropped. Returns (near, kept) counts."""
+    still waiting far into ``kept``; leftovers dropped. Returns (near, kept) counts and the smallest
+    ordered value kept (all ones where none)."""
     nf = nk = 0
+    low = _ALL
     for i in range(size):
         v = far[i]
         if where[v] != _FAR:
             continue
-        if _value(key[2 * v + 1]) < bound:
+        k = key[2 * v + 1]
+        if _value(k) < bound:
             if cas(where, v, _FAR, _NEAR) == _FAR:
                 near[nf] = v
                 nf += 1
         else:
             kept[nk] = v
             nk += 1
-    return nf, nk
+            low = min(low, k)
+    return nf, nk, low
 
 
 @njit(**_PAR)
-def _far_minimum_parallel(key, where, far, size, threads):
-    chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
-    best = np.full(chunks, _ALL)
-    for c in prange(chunks):
-        best[c] = _far_minimum(key, where, far[c * RANGE_CHUNK:min(size, (c + 1) * RANGE_CHUNK)],
-                               min(size, (c + 1) * RANGE_CHUNK) - c * RANGE_CHUNK)
-    return best.min() if chunks else _ALL
-
-
-@njit(**_PAR)
-def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads):
-    """:func:`_split_far` on ``threads`` threads (boxes: [chunk counter, near fill, kept fill])."""
+def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads, lows):
+    """:func:`_split_far` on ``threads`` threads (boxes: [chunk counter, near fill, kept fill];
+    ``lows``: each thread's smallest value kept, at least ``threads`` slots)."""
     chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
     counter, near_box, kept_box = boxes[0:1], boxes[1:2], boxes[2:3]
     for _t in prange(threads):
         near_buf = np.empty(RANGE_CHUNK, near.dtype)
         kept_buf = np.empty(RANGE_CHUNK, kept.dtype)
+        low = _ALL
         while True:
             c = atomic_add(counter, 0, 1)
             if c >= chunks:
                 break
             lo = c * RANGE_CHUNK
             hi = min(size, lo + RANGE_CHUNK)
-            nb, kb = _split_far(key, where, far[lo:hi], hi - lo, bound, near_buf, kept_buf)
+            nb, kb, chunk_low = _split_far(key, where, far[lo:hi], hi - lo, bound, near_buf, kept_buf)
+            low = min(low, chunk_low)
             if nb:
                 flush(near, near_box, near_buf, nb)
             if kb:
                 flush(kept, kept_box, kept_buf, kb)
+        lows[_t] = low
 
 
 @njit(**_OPTS)

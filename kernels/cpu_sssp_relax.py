@@ -5,7 +5,10 @@ A vertex's state is one 128-bit word: its value, as a uint64 whose order is the 
 where the sum is not larger than d(u) (a zero weight: no strict parent) — and v keeps the smallest
 pair offered, by a 128-bit compare-and-swap (:func:`.cpu_atomic.cas128`). A vertex whose value
 dropped is queued near (below the round's bound) or far, through each thread's buffers, its byte
-in ``where`` saying where it waits so that a round queues it at most once.
+in ``where`` saying where it waits so that a round queues it at most once. The smallest value a
+vertex dropped to at or above the bound is kept (``far_low``): with the smallest value left in the
+far pile when it was last split, it is the pile's minimum (or below it, where such a vertex went near
+since), so the next bucket's bound needs no pass over the pile.
 """
 
 from __future__ import annotations
@@ -82,10 +85,11 @@ def _scan(indptr, indices, weights, weighted, plus, key, cur, du, chunk_arcs, f,
 
 
 @njit(**_OPTS)
-def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf, fb):
+def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf, fb, low):
     """Offer each candidate ``(cc[i], cp[i])`` to vertex cv[i] (the smaller pair stays, by a
     128-bit compare-and-swap); a vertex whose value dropped is queued (near below ``bound``, else
-    far) through the thread's buffers. Returns the buffers' fill."""
+    far) through the thread's buffers. ``low``: the smallest ordered value a vertex dropped to at
+    or above ``bound`` so far. Returns the buffers' fill and ``low``."""
     for i in range(m):
         v = cv[i]
         cand = cc[i]
@@ -112,23 +116,29 @@ def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, 
                 if cas(where, v, s, _NEAR) == s:
                     nb = push(near, near_box, near_buf, nb, v)
                     break
-        elif where[v] == 0 and cas(where, v, 0, _FAR) == 0:
-            fb = push(far, far_box, far_buf, fb, v)
-    return nb, fb
+        else:
+            low = min(low, cb)
+            if where[v] == 0 and cas(where, v, 0, _FAR) == 0:
+                fb = push(far, far_box, far_buf, fb, v)
+    return nb, fb, low
 
 
 @njit(**_OPTS)
 def _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, lo, hi, bound, n,
-           near, near_box, far, far_box, scratch):
+           near, near_box, far, far_box, scratch, far_low, slot):
     """Relax arcs [lo, hi) of the frontier cur[:f], ARC_CHUNK at a time, through one thread's
-    ``scratch`` (:func:`_scratch`), whose queue buffers are left for the caller to flush."""
+    ``scratch`` (:func:`_scratch`), whose queue buffers are left for the caller to flush;
+    ``far_low[slot]`` lowered to the smallest ordered value a vertex dropped to at or above the bound."""
     cv, cc, cp, near_buf, far_buf, fill = scratch
     nb, fb = fill[0], fill[1]
+    low = far_low[slot]
     for at in range(lo, hi, ARC_CHUNK):
         m = _scan(indptr, indices, weights, weighted, plus, key, cur, du, chunk_arcs, f, at, min(hi, at + ARC_CHUNK),
                   n, cv, cc, cp)
-        nb, fb = _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf, fb)
+        nb, fb, low = _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf,
+                             fb, low)
     fill[0], fill[1] = nb, fb
+    far_low[slot] = low
 
 
 @njit(**_OPTS)
@@ -150,10 +160,11 @@ def _drain(scratch, near, near_box, far, far_box):
 
 @njit(**_PAR)
 def _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound, n,
-                    near, far, boxes, threads):
+                    near, far, boxes, threads, far_low):
     """The round's arcs on ``threads`` threads, ARC_CHUNK at a time from a shared counter.
     ``boxes``: [chunk counter, near pile's fill, far pile's fill], made by the caller (numba does
-    not see an atomic write into an array allocated here)."""
+    not see an atomic write into an array allocated here); ``far_low``: a slot a thread, as
+    :func:`_relax`'s."""
     chunks = (total + ARC_CHUNK - 1) // ARC_CHUNK
     counter, near_box, far_box = boxes[0:1], boxes[1:2], boxes[2:3]
     for _t in prange(threads):
@@ -164,6 +175,6 @@ def _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, d
                 break
             lo = c * ARC_CHUNK
             _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, lo,
-                   min(lo + ARC_CHUNK, total), bound, n, near, near_box, far, far_box, scratch)
+                   min(lo + ARC_CHUNK, total), bound, n, near, near_box, far, far_box, scratch, far_low, _t)
         _drain(scratch, near, near_box, far, far_box)
 

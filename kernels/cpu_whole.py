@@ -147,13 +147,24 @@ def int_levels(levels, unreachable: int):
     return levels.view(np.int64)
 
 
-def full(n: int, value: float) -> np.ndarray:
-    """``np.full(n, value)`` (float64), filled on numba's threads where a whole kernel over n values
+def full(n: int, value, dtype=np.float64) -> np.ndarray:
+    """``np.full(n, value, dtype)``, filled on numba's threads where a whole kernel over n values
     would run on them (config ``cpu.whole_parallel_min_arcs``, ``cpu.parallel_min_threads``):
-    each thread first-touches its own pages (a traversal's fresh state)."""
+    each thread first-touches its own pages (a traversal's fresh state, a tree's unset parents)."""
     fast = compiled()
     if fast is None or _whole_threads(n) == 1:
-        return np.full(n, value, np.float64)
-    out = np.empty(n, np.float64)
-    fast.parallel().fill(out, np.float64(value))
+        return np.full(n, value, dtype)
+    out = np.empty(n, dtype)
+    fast.parallel().fill(out, out.dtype.type(value))
     return out
+
+
+def unset_unreached(parent, dist) -> int | None:
+    """A shortest-path tree's parents still ``n`` (none found) set to -1 where ``dist`` is
+    infinite (unreached), in one pass on numba's threads; returns how many reached vertices still
+    have none (those behind zero-weight arcs only), or None where that pass would run on one
+    thread (:func:`.cpu_compiled.resolve_plateaus` then makes the same serial passes)."""
+    fast = compiled()
+    if fast is None or _whole_threads(parent.size) == 1:
+        return None
+    return int(fast.parallel().unset_unreached(parent, dist))

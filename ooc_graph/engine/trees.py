@@ -39,7 +39,7 @@ class Trees:
             tree = self._bfs_tree(state, plus, source)
             if tree is not None:
                 return tree
-            parent = _unset_tree(self.backend.xp, n, source)
+            parent = _unset_tree(self.backend, n, source)
             t = time.perf_counter()
             iterations = self._traverse(state, plus, [source], parent)
             if iterations is not None:
@@ -51,7 +51,7 @@ class Trees:
                 return iterations, parent
         # the tree built on the way, where the levels allow
         on_the_way = config.get().traversal.tree_on_the_way and plus is not None and plus > 0
-        parent = _unset_tree(self.backend.xp, n, source) if on_the_way else None
+        parent = _unset_tree(self.backend, n, source) if on_the_way else None
         iterations, complete = self._propagate(state, plus, [source], execution, parent, fresh=True)
         if complete:
             return iterations, _roots_and_unreached(parent, n, source)
@@ -110,7 +110,7 @@ class Trees:
             if parent is not None:
                 return parent
         if parent is None:
-            parent = _unset_tree(xp, n, root)
+            parent = _unset_tree(self.backend, n, root)
         lo, hi = self.owned
         in_csr = self._parents_csr(plus)
         if in_csr is not None:  # each vertex's in-arcs until the first tight one
@@ -140,9 +140,11 @@ class Trees:
         return _roots_and_unreached(parent, n, root)
 
 
-def _unset_tree(xp, n: int, root: int):
-    """A tree with no parent found yet: ``n`` everywhere but ``root``, its own parent."""
-    parent = xp.full(n, n, dtype=np.int64)
+def _unset_tree(backend, n: int, root: int):
+    """A tree with no parent found yet: ``n`` everywhere but ``root``, its own parent (filled on
+    numba's threads where the backend's kernels can: ``kernels.cpu.full``)."""
+    full = getattr(backend.kernels, "full", None)
+    parent = full(n, n, np.int64) if full is not None else backend.xp.full(n, n, dtype=np.int64)
     parent[root] = root
     return parent
 
