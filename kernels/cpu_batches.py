@@ -11,7 +11,8 @@ intervals), and NumPy where the destinations spread far (the CEL augmentation).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ._jit import njit
 
 _OPTS = dict(cache=True, nogil=True)
 

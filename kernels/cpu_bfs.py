@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ._jit import njit
 
 _OPTS = dict(cache=True, nogil=True)
 

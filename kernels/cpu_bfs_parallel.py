@@ -18,9 +18,9 @@ run on the calling thread, as in :mod:`.cpu_bfs`, and cost no fork-join.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ._jit import njit, prange
 from .cpu_atomic import atomic_add, atomic_min, atomic_or
 from .cpu_bfs import (_LEVEL_SHIFT, UNREACHED_KEY, _finish_range, _parent_in, _prefetch, _top_down_branchless,
                       _top_down_branchy)

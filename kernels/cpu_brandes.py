@@ -19,8 +19,8 @@ and each source leaves it clean, touching only the vertices it reached.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_heap import pop, sift_up
 
 _OPTS = dict(cache=True, nogil=True)

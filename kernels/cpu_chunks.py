@@ -8,8 +8,7 @@ machinery."""
 
 from __future__ import annotations
 
-from numba import njit
-
+from ._jit import njit
 from .cpu_atomic import atomic_add
 
 _OPTS = dict(cache=True, nogil=True)

@@ -18,8 +18,8 @@ so a new process loads them instead of compiling again.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_bfs import bfs_tree, int_levels  # noqa: F401  (the BFS with its tree, re-exported)
 from .cpu_brandes import brandes_dijkstra, brandes_hops  # noqa: F401  (betweenness, re-exported)
 from .cpu_heap import pop, sift_up

@@ -16,8 +16,8 @@ another process keeps off its core leaves its ranges to the others.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_atomic import atomic_add, cas
 from .cpu_chunks import serial_and_parallel
 

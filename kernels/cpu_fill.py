@@ -7,8 +7,8 @@ them); here every thread writes (and so first touches) its own ranges."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_bfs import _from_bits
 
 _PAR = dict(parallel=True, cache=True, nogil=True)

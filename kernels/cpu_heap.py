@@ -4,7 +4,7 @@ where it is not queued)."""
 
 from __future__ import annotations
 
-from numba import njit
+from ._jit import njit
 
 _OPTS = dict(cache=True, nogil=True)
 

@@ -24,8 +24,8 @@ import threading
 
 import numba
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_generate import GAMMA, MIX1, MIX2, STRIDE, WEIGHT_SLOT, u64
 
 _OPTS = dict(cache=True, nogil=True)

@@ -16,7 +16,8 @@ Plain sequential code: the result depends on the order alone, so a seed repeats 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ._jit import njit
 
 _OPTS = dict(cache=True, nogil=True)
 

@@ -13,8 +13,8 @@ whatever the threads.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_atomic import atomic_add
 from .cpu_chunks import serial_and_parallel
 

@@ -31,8 +31,8 @@ on numba's threads, and ``delta_stepping_parallel``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .cpu_chunks import VERTEX_CHUNK, serial_and_parallel
 from .cpu_sssp_piles import (_load, _load_range, _split_far, _split_far_parallel, _store, _store_range, _take_parallel,
                              _take_serial)

@@ -6,8 +6,8 @@ moved into and out of the 128-bit words of :mod:`.cpu_sssp_relax`."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_atomic import atomic_add, cas
 from .cpu_bfs import _prefetch
 from .cpu_chunks import VERTEX_CHUNK, flush

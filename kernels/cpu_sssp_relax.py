@@ -14,8 +14,8 @@ since), so the next bucket's bound needs no pass over the pile.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from .cpu_atomic import atomic_add, cas, cas128, load_acquire
 from .cpu_bfs import _bits, _from_bits, _prefetch
 from .cpu_chunks import arc_position, flush, push

@@ -10,7 +10,7 @@ threads may be adding to as well: each thread adds into its own copy of the coun
 
 from __future__ import annotations
 
-from numba import njit, prange
+from ._jit import njit, prange
 
 _OPTS = dict(cache=True, nogil=True)
 

@@ -1,0 +1,76 @@
+"""numba's ``njit`` and ``prange`` for the CPU kernels, with their on-disk cache keyed by every
+kernel source at once.
+
+numba keys a cached function by the content of the file that defines it, not by the files of the
+functions it calls and compiles into itself: a change to :mod:`.cpu_sssp_relax` alone left
+:mod:`.cpu_sssp_parallel`'s cached delta-stepping running the old relaxation, silently (in a
+checkout after a pull, or an install upgraded over its caches). Every kernel module imports
+``njit`` from here, which puts locators first in numba's list that serve only this folder's
+files and stamp each of them with one hash of all of its ``*.py``: any kernel changed, every
+kernel compiles again once. Files elsewhere fall through to numba's own locators. Where numba's
+internals differ from what this expects, nothing is registered (numba's own keying stays).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+from numba import njit, prange  # noqa: F401  (re-exported for the kernel modules)
+from numba.core import caching
+
+log = logging.getLogger("ooc_graph.kernels")
+
+FOLDER = Path(__file__).resolve().parent
+_stamp = None  # the hash of this folder's sources, once a process
+
+
+def sources_stamp(folder: Path = FOLDER) -> str:
+    """One hash of every ``*.py`` in ``folder``, names and contents."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _kernels_locator(base):
+    """``base`` (one of numba's source-file locators) for this folder's files only, stamped with
+    :func:`sources_stamp`."""
+
+    class Locator(base):
+        ooc_graph_kernels = True
+
+        def get_source_stamp(self):
+            global _stamp
+            if _stamp is None:
+                _stamp = sources_stamp()
+            return _stamp
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if Path(py_file).resolve().parent != FOLDER:
+                return None
+            return super().from_function(py_func, py_file)
+
+    Locator.__name__ = Locator.__qualname__ = "Kernels" + base.__name__.lstrip("_")
+    return Locator
+
+
+def _register() -> None:
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    classes = getattr(impl, "_locator_classes", None)
+    if not isinstance(classes, list):
+        log.debug("numba's cache locators are not where expected: kernels keyed by their own files")
+        return
+    if any(getattr(cls, "ooc_graph_kernels", False) for cls in classes):
+        return
+    bases = [getattr(caching, name, None) or getattr(caching, "_" + name, None)
+             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")]
+    if None in bases:
+        log.debug("numba's cache locators are not where expected: kernels keyed by their own files")
+        return
+    classes[:0] = [_kernels_locator(base) for base in bases]
+
+
+_register()

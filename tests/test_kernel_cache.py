@@ -1,0 +1,76 @@
+"""The compiled kernels' on-disk cache is keyed by every kernel source (kernels/_jit.py): numba
+alone keys a function by its own file, so a changed callee in another file left a cached caller
+running the old code."""
+
+import importlib
+import shutil
+
+import pytest
+
+numba = pytest.importorskip("numba")
+
+from ooc_graph.kernels import _jit  # noqa: E402
+
+MODULES = sorted(p.stem for p in _jit.FOLDER.glob("cpu*.py"))
+
+
+def _dispatchers(module):
+    from numba.core.registry import CPUDispatcher
+    return [v for v in vars(module).values() if isinstance(v, CPUDispatcher) and v.__module__ == module.__name__]
+
+
+def test_every_cached_kernel_is_stamped_with_all_sources():
+    """Each kernel numba caches finds its cache through the locators that stamp it with the hash
+    of the whole folder (none through numba's own, keyed by its file alone)."""
+    cached = 0
+    for name in MODULES:
+        module = importlib.import_module(f"ooc_graph.kernels.{name}")
+        for disp in _dispatchers(module):
+            cache = getattr(disp, "_cache", None)
+            impl = getattr(cache, "_impl", None)
+            if impl is None:  # not cached (cache=False)
+                continue
+            assert getattr(impl.locator, "ooc_graph_kernels", False), f"{name}.{disp.__name__}"
+            assert impl.locator.get_source_stamp() == _jit.sources_stamp()
+            cached += 1
+    assert cached > 50
+
+
+def test_kernel_modules_take_njit_from_jit():
+    """No kernel module decorates with numba's njit directly (its cache would be keyed by its file)."""
+    for path in _jit.FOLDER.glob("*.py"):
+        if path.name == "_jit.py":
+            continue
+        text = path.read_text()
+        assert "numba import njit" not in text and "numba.njit" not in text, path.name
+        for line in text.splitlines():
+            if line.startswith("from numba import"):
+                assert "njit" not in line and "prange" not in line, path.name
+
+
+def test_stamp_follows_every_file(tmp_path):
+    """A change to any kernel file (a callee's, say) changes the stamp of all."""
+    for path in _jit.FOLDER.glob("*.py"):
+        shutil.copy(path, tmp_path / path.name)
+    before = _jit.sources_stamp(tmp_path)
+    assert before == _jit.sources_stamp(_jit.FOLDER)
+    callee = tmp_path / "cpu_sssp_relax.py"
+    callee.write_text(callee.read_text() + "\n# changed\n")
+    assert _jit.sources_stamp(tmp_path) != before
+    callee.unlink()
+    assert _jit.sources_stamp(tmp_path) not in (before, _jit.sources_stamp(_jit.FOLDER))
+
+
+def test_files_elsewhere_keep_numbas_locators(tmp_path):
+    """A function defined outside the kernels folder is cached as numba alone would."""
+    module = tmp_path / "elsewhere_kernel.py"
+    module.write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("elsewhere_kernel")
+        assert mod.f(1) == 2
+        assert not getattr(mod.f._cache._impl.locator, "ooc_graph_kernels", False)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("elsewhere_kernel", None)
