@@ -6,8 +6,8 @@ functions it calls and compiles into itself: a change to :mod:`.cpu_sssp_relax` 
 :mod:`.cpu_sssp_parallel`'s cached delta-stepping running the old relaxation, silently (in a
 checkout after a pull, or an install upgraded over its caches). Every kernel module imports
 ``njit`` from here, which puts locators first in numba's list that serve only this folder's
-files and stamp each of them with one hash of all of its ``*.py``: any kernel changed, every
-kernel compiles again once. Files elsewhere fall through to numba's own locators. Where numba's
+files and stamp each of them with one hash of every compiled module and what they import
+(:func:`compiled_sources`): any of them changed, every kernel compiles again once. Files elsewhere fall through to numba's own locators. Where numba's
 internals differ from what this expects, nothing is registered (numba's own keying stays).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from pathlib import Path
 
 from numba import njit, prange  # noqa: F401  (re-exported for the kernel modules)
@@ -26,11 +27,32 @@ FOLDER = Path(__file__).resolve().parent
 _stamp = None  # the hash of this folder's sources, once a process
 
 
+_JITTED = re.compile(r"^(?:from \._jit import|from numba|import numba)", re.M)  # top-level lines only
+_IMPORTS = re.compile(r"^from \.(\w+) import|^from \. import (\w+)", re.M)
+
+
+def compiled_sources(folder: Path = FOLDER) -> list[str]:
+    """The modules of ``folder`` whose code numba compiles, and those they import at module level
+    (their functions and constants are compiled into the callers), transitively: what a cached
+    kernel may hold. The Python side (``cpu.py``, ``cpu_whole.py``, the GPU's) is not among them:
+    editing it compiles nothing again."""
+    texts = {path.stem: path.read_text() for path in folder.glob("*.py")}
+    todo = [name for name, text in texts.items() if _JITTED.search(text)]
+    found = set()
+    while todo:
+        name = todo.pop()
+        if name in found or name not in texts:
+            continue
+        found.add(name)
+        todo.extend(a or b for a, b in _IMPORTS.findall(texts[name]))
+    return sorted(found)
+
+
 def sources_stamp(folder: Path = FOLDER) -> str:
-    """One hash of every ``*.py`` in ``folder``, names and contents."""
+    """One hash of :func:`compiled_sources`' files, names and contents."""
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in compiled_sources(folder):
+        digest.update(name.encode() + b"\0" + (folder / f"{name}.py").read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -65,7 +65,7 @@ def _light_csr(parallel, indptr, indices, weights, delta: float, threads: int):
 def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
     """:func:`.cpu_sssp_parallel.delta_stepping_serial` (``threads`` 1: it compiles nothing on
     numba's threads) or ``delta_stepping_parallel`` with its scratch (57 bytes a vertex where ids
-    fit 32 bits, 77 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
+    fit 32 bits, 85 otherwise) and its light CSR (the arcs lighter than delta: 12 bytes each, 8 a
     vertex; kept with the CSR). Buckets are config ``cpu.delta_width`` typical weights (the mean of
     a sample) over the mean out-degree wide (Davidson et al.'s rule, as ``near_far_delta``)."""
     n = state.size

@@ -48,17 +48,23 @@ def test_kernel_modules_take_njit_from_jit():
                 assert "njit" not in line and "prange" not in line, path.name
 
 
-def test_stamp_follows_every_file(tmp_path):
-    """A change to any kernel file (a callee's, say) changes the stamp of all."""
+def test_stamp_follows_every_compiled_file(tmp_path):
+    """A change to any compiled kernel file (a callee's, or constants a kernel imports) changes the
+    stamp of all; the Python side's files are not in it."""
     for path in _jit.FOLDER.glob("*.py"):
         shutil.copy(path, tmp_path / path.name)
+    sources = _jit.compiled_sources(tmp_path)
+    assert {"cpu_sssp_relax", "cpu_sssp_parallel", "cpu_atomic", "cpu_generate", "cpu_compiled"} <= set(sources)
+    assert not {"cpu", "cpu_whole", "gpu", "gpu_whole"} & set(sources)
     before = _jit.sources_stamp(tmp_path)
     assert before == _jit.sources_stamp(_jit.FOLDER)
-    callee = tmp_path / "cpu_sssp_relax.py"
-    callee.write_text(callee.read_text() + "\n# changed\n")
-    assert _jit.sources_stamp(tmp_path) != before
-    callee.unlink()
-    assert _jit.sources_stamp(tmp_path) not in (before, _jit.sources_stamp(_jit.FOLDER))
+    for name, counts in (("cpu_sssp_relax", True), ("cpu_generate", True), ("cpu", False), ("cpu_whole", False)):
+        path = tmp_path / f"{name}.py"
+        text = path.read_text()
+        path.write_text(text + "\n# changed\n")
+        assert (_jit.sources_stamp(tmp_path) != before) == counts, name
+        path.write_text(text)
+    assert _jit.sources_stamp(tmp_path) == before
 
 
 def test_files_elsewhere_keep_numbas_locators(tmp_path):
