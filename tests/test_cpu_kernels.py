@@ -228,8 +228,9 @@ def test_without_numba_the_numpy_path_runs(tmp_path, monkeypatch):
     """numba is optional: where it cannot be imported the NumPy kernels run, with the same results."""
     import ooc_graph.kernels as kernels
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now fails
-    monkeypatch.delitem(sys.modules, "ooc_graph.kernels.cpu_compiled", raising=False)
-    monkeypatch.delattr(kernels, "cpu_compiled", raising=False)
+    for name in ("cpu_compiled", "_jit"):  # numba's njit comes through kernels/_jit.py
+        monkeypatch.delitem(sys.modules, f"ooc_graph.kernels.{name}", raising=False)
+        monkeypatch.delattr(kernels, name, raising=False)
     monkeypatch.setattr(cpu, "_compiled_module", None)
     assert cpu.compiled() is None and cpu.traverse_min(None, None, None, [0], None, 1.0) is None
     G = ooc_graph.generate.grid(tmp_path / "g.h5", 30, 20, weighted=True, progress=False)
