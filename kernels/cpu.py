@@ -16,8 +16,6 @@ Config ``cpu.compiled = False`` (or ``OOC_GRAPH_CPU_KERNELS=numpy``) switches th
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 import weakref
 from dataclasses import field
@@ -34,40 +32,15 @@ if TYPE_CHECKING:  # scipy.sparse is imported where a batch is built: it costs ~
 log = logging.getLogger("ooc_graph.kernels")
 
 _compiled_module = None  # the imported kernels/cpu_compiled.py, or False where numba is absent
-_warming = []  # the thread importing them ahead of first use (:func:`warm`), once started
-
-
-def warm() -> None:
-    """Import the compiled kernels on a thread, now: numba's import, its typing and target
-    contexts (SciPy's BLAS check among them) take ~0.3-0.6 s of a process's first CPU call, and run
-    meanwhile the call reads the store (its readers release the GIL). :func:`compiled` waits for
-    the thread. Only where config ``cpu.warm_min_cores`` cores are this process's: on the 2-core
-    development machine it made a first BFS slower (1.07-1.47 s against 0.99-1.12)."""
-    if _warming or _compiled_module is not None or not config.get().cpu.compiled:
-        return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if cores < config.get().cpu.warm_min_cores:
-        return
-
-    def run():
-        try:
-            from . import cpu_compiled  # noqa: F401
-        except Exception:  # numba absent or broken: compiled() finds out and says so
-            pass
-    _warming.append(threading.Thread(target=run, name="ooc-graph-warm-kernels", daemon=True))
-    _warming[0].start()
 
 
 def compiled():
     """The compiled kernels (:mod:`.cpu_compiled`), or None where numba is not installed or
-    config ``cpu.compiled`` is false. numba is imported on first use (or by :func:`warm`), not
-    with the package."""
+    config ``cpu.compiled`` is false. numba is imported on first use, not with the package."""
     global _compiled_module
     if not config.get().cpu.compiled:
         return None
     if _compiled_module is None:
-        if _warming:
-            _warming[0].join()
         try:
             from . import cpu_compiled as module
         except ImportError as err:

@@ -185,9 +185,6 @@ class CPU(_Section):
     # kernel set measured two threads slower than one (a pull-sum 0.8x, up to 8x when the other
     # core was busy): the threads now take work in chunks from a counter.
     parallel_min_arcs: int = 1 << 16
-    # Processes with at least this many cores import the compiled kernels (numba) on a thread as
-    # the CPU backend is chosen, while the store is read (kernels.cpu.warm).
-    warm_min_cores: int = 8
     parallel_min_threads: int = 2
     # Direction-optimising BFS (kernels.cpu.bfs_tree; Beamer, Asanovic and Patterson, SC'12): a
     # level goes bottom-up when its frontier's out-arcs exceed the arcs still unexplored /

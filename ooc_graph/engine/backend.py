@@ -96,7 +96,6 @@ def get_backend(device: str, graph=None) -> Backend:
     if device not in DEVICES:
         raise choice("device", device, DEVICES)
     if device == "cpu" or (device == "auto" and not gpu_available()):
-        cpu.warm()
         return Backend("cpu", cpu, np)
     if not gpu_available():
         raise DeviceError("device='gpu' was requested but CuPy finds no CUDA device "
