@@ -7,8 +7,10 @@ functions it calls and compiles into itself: a change to :mod:`.cpu_sssp_relax` 
 checkout after a pull, or an install upgraded over its caches). Every kernel module imports
 ``njit`` from here, which puts locators first in numba's list that serve only this folder's
 files and stamp each of them with one hash of every compiled module and what they import
-(:func:`compiled_sources`): any of them changed, every kernel compiles again once. Files elsewhere fall through to numba's own locators. Where numba's
-internals differ from what this expects, nothing is registered (numba's own keying stays).
+(:func:`compiled_sources`): any of them changed, every kernel compiles again once. The networkx
+backend's kernels, which call into one another across three files, are keyed so too
+(:func:`serve`). Files elsewhere fall through to numba's own locators. Where numba's internals
+differ from what this expects, nothing is registered (numba's own keying stays).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from numba.core import caching
 log = logging.getLogger("ooc_graph.kernels")
 
 FOLDER = Path(__file__).resolve().parent
-_stamp = None  # the hash of this folder's sources, once a process
+_served = {FOLDER: None}  # folder -> the modules stamped together there (None: compiled_sources')
+_stamps = {}  # folder -> its stamp, once a process
 
 
 _JITTED = re.compile(r"^(?:from \._jit import|from numba|import numba)", re.M)  # top-level lines only
@@ -48,12 +51,20 @@ def compiled_sources(folder: Path = FOLDER) -> list[str]:
     return sorted(found)
 
 
-def sources_stamp(folder: Path = FOLDER) -> str:
-    """One hash of :func:`compiled_sources`' files, names and contents."""
+def sources_stamp(folder: Path = FOLDER, names=None) -> str:
+    """One hash of the files ``names`` of ``folder`` (default :func:`compiled_sources`'), names and
+    contents."""
     digest = hashlib.sha256()
-    for name in compiled_sources(folder):
+    for name in sorted(names) if names is not None else compiled_sources(folder):
         digest.update(name.encode() + b"\0" + (folder / f"{name}.py").read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def serve(module_file, names) -> None:
+    """Key the cached kernels of the folder holding ``module_file`` (another package's: the
+    networkx backend's) by one hash of its modules ``names``, which call into one another; call it
+    before they define their kernels."""
+    _served.setdefault(Path(module_file).resolve().parent, tuple(names))
 
 
 def _kernels_locator(base):
@@ -64,14 +75,14 @@ def _kernels_locator(base):
         ooc_graph_kernels = True
 
         def get_source_stamp(self):
-            global _stamp
-            if _stamp is None:
-                _stamp = sources_stamp()
-            return _stamp
+            folder = Path(self._py_file).resolve().parent
+            if folder not in _stamps:
+                _stamps[folder] = sources_stamp(folder, _served[folder])
+            return _stamps[folder]
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if Path(py_file).resolve().parent != FOLDER:
+            if Path(py_file).resolve().parent not in _served:
                 return None
             return super().from_function(py_func, py_file)
 

@@ -11,7 +11,8 @@ numba = pytest.importorskip("numba")
 
 from ooc_graph.kernels import _jit  # noqa: E402
 
-MODULES = sorted(p.stem for p in _jit.FOLDER.glob("cpu*.py"))
+MODULES = [f"ooc_graph.kernels.{p.stem}" for p in sorted(_jit.FOLDER.glob("cpu*.py"))]
+NX = [f"ooc_graph.nx_backend.{name}" for name in ("_kernels", "_kernels_structure", "_kernels_brandes")]
 
 
 def _dispatchers(module):
@@ -22,27 +23,31 @@ def _dispatchers(module):
 def test_every_cached_kernel_is_stamped_with_all_sources():
     """Each kernel numba caches finds its cache through the locators that stamp it with the hash
     of the whole folder (none through numba's own, keyed by its file alone)."""
-    cached = 0
-    for name in MODULES:
-        module = importlib.import_module(f"ooc_graph.kernels.{name}")
+    cached = {}
+    for name in MODULES + NX:
+        module = importlib.import_module(name)
+        folder = _jit.Path(module.__file__).resolve().parent
+        stamp = _jit.sources_stamp() if folder == _jit.FOLDER else _jit.sources_stamp(folder, [n.split(".")[-1] for n in NX])
         for disp in _dispatchers(module):
             cache = getattr(disp, "_cache", None)
             impl = getattr(cache, "_impl", None)
             if impl is None:  # not cached (cache=False)
                 continue
             assert getattr(impl.locator, "ooc_graph_kernels", False), f"{name}.{disp.__name__}"
-            assert impl.locator.get_source_stamp() == _jit.sources_stamp()
-            cached += 1
-    assert cached > 50
+            assert impl.locator.get_source_stamp() == stamp
+            cached[folder] = cached.get(folder, 0) + 1
+    assert len(cached) == 2 and min(cached.values()) > 20
 
 
 def test_kernel_modules_take_njit_from_jit():
     """No kernel module decorates with numba's njit directly (its cache would be keyed by its file)."""
-    for path in _jit.FOLDER.glob("*.py"):
+    nx_backend = _jit.Path(importlib.import_module("ooc_graph.nx_backend").__file__).parent
+    assert (nx_backend / "_kernels.py").exists()
+    for path in [*_jit.FOLDER.glob("*.py"), *nx_backend.glob("*.py")]:
         if path.name == "_jit.py":
             continue
         text = path.read_text()
-        assert "numba import njit" not in text and "numba.njit" not in text, path.name
+        assert "from numba import njit" not in text and "numba.njit" not in text, path.name
         for line in text.splitlines():
             if line.startswith("from numba import"):
                 assert "njit" not in line and "prange" not in line, path.name

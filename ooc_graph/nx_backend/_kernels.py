@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-try:
-    from numba import njit
+try:  # numba's njit, the cache keyed by the three kernel modules here together (kernels/_jit.py)
+    from ooc_graph.kernels._jit import njit, serve
+    serve(__file__, ("_kernels", "_kernels_structure", "_kernels_brandes"))
     COMPILED = True
 except ImportError:  # pragma: no cover - exercised where numba is missing
     COMPILED = False
