@@ -75,7 +75,10 @@ def _kernels_locator(base):
         ooc_graph_kernels = True
 
         def get_source_stamp(self):
-            folder = Path(self._py_file).resolve().parent
+            py_file = getattr(self, "_py_file", None)  # numba's locators keep their file there
+            if py_file is None:
+                return super().get_source_stamp()
+            folder = Path(py_file).resolve().parent
             if folder not in _stamps:
                 _stamps[folder] = sources_stamp(folder, _served[folder])
             return _stamps[folder]
