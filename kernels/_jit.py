@@ -68,8 +68,8 @@ def serve(module_file, names) -> None:
 
 
 def _kernels_locator(base):
-    """``base`` (one of numba's source-file locators) for this folder's files only, stamped with
-    :func:`sources_stamp`."""
+    """``base`` (one of numba's source-file locators) for the files of the folders served only
+    (this one, and those :func:`serve` names), stamped with their folder's :func:`sources_stamp`."""
 
     class Locator(base):
         ooc_graph_kernels = True
@@ -96,15 +96,12 @@ def _kernels_locator(base):
 def _register() -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     classes = getattr(impl, "_locator_classes", None)
-    if not isinstance(classes, list):
+    bases = [getattr(caching, name, None) or getattr(caching, "_" + name, None)
+             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")]
+    if not isinstance(classes, list) or None in bases:
         log.debug("numba's cache locators are not where expected: kernels keyed by their own files")
         return
     if any(getattr(cls, "ooc_graph_kernels", False) for cls in classes):
-        return
-    bases = [getattr(caching, name, None) or getattr(caching, "_" + name, None)
-             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")]
-    if None in bases:
-        log.debug("numba's cache locators are not where expected: kernels keyed by their own files")
         return
     classes[:0] = [_kernels_locator(base) for base in bases]
 

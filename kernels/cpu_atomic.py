@@ -15,7 +15,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["atomic_min", "atomic_add", "atomic_or", "atomic_exchange", "cas", "cas128", "load_acquire", "aligned_pairs"]
+__all__ = ["atomic_min", "atomic_add", "atomic_or", "cas", "cas128", "load_acquire", "aligned_pairs"]
 
 
 def _element(context, builder, array_type, array, index):
@@ -46,9 +46,6 @@ atomic_add = intrinsic(_rmw("add"))
 atomic_add.__doc__ = "``array[index] += value`` atomically; returns the value before."
 atomic_or = intrinsic(_rmw("or"))
 atomic_or.__doc__ = "``array[index] |= value`` atomically; returns the value before."
-atomic_exchange = intrinsic(_rmw("xchg"))
-atomic_exchange.__doc__ = ("``array[index] = value`` atomically; returns the value before (a full barrier on x86: "
-                           "reads after it see what other threads wrote before it).")
 
 
 @intrinsic

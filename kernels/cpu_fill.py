@@ -1,8 +1,8 @@
 """Whole-array passes of a traversal on numba's threads: the fresh state's fill, the check that
 a state is fresh, BFS levels to int64, a tree's unreached vertices and components' int32 labels
-to int64. Serial, each is a pass over n values that a 16-thread
-BFS of a few levels waits for (on R-MAT-22, 32 MB apiece, first touches of new memory among
-them); here every thread writes (and so first touches) its own ranges."""
+to int64. Serial, each is a pass over n values that a 16-thread BFS of a few levels waits for (on
+R-MAT-22, 32 MB apiece, first touches of new memory among them); here every thread writes (and so
+first touches) its own ranges."""
 
 from __future__ import annotations
 

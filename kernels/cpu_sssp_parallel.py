@@ -17,11 +17,11 @@ pile, and when it is empty the bound rises to the smallest value waiting in the 
 ``delta``. That smallest value is known without a pass over the pile: the smallest value left in it
 when it was last split, or one a vertex dropped to since (:func:`.cpu_sssp_relax._offer`); where
 that vertex went near meanwhile, the bound is lower than it could be and a split may find nothing
-below it, which makes the next split's exact. A byte a vertex says where it waits (0 nowhere, 1 near, 2 far), so a vertex is queued
-at most once a round and the piles hold at most n vertices each (the far pile's entries whose byte
-says otherwise are left over from earlier moves and dropped). Rounds with few arcs run on the
-calling thread; larger ones share the frontier's arcs among threads in chunks taken from a shared
-counter, as :mod:`.cpu_bfs_parallel` does.
+below it, which makes the next split's exact. A byte a vertex says where it waits (0 nowhere, 1
+near, 2 far), so a vertex is queued at most once a round and the piles hold at most n vertices each
+(the far pile's entries whose byte says otherwise are left over from earlier moves and dropped).
+Rounds with few arcs run on the calling thread; larger ones share the frontier's arcs among threads
+in chunks taken from a shared counter, as :mod:`.cpu_bfs_parallel` does.
 
 The kernel has two compiled entries (:func:`.cpu_chunks.serial_and_parallel`):
 ``delta_stepping_serial``, every round on the calling thread, which compiles none of the kernels
