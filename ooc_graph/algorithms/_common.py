@@ -155,9 +155,7 @@ class Run(Call):
 def unreached(engine: Engine, source: int):
     """A traversal's fresh state on the engine's device: inf everywhere, 0 at ``source`` (the CPU
     backend fills a large one on numba's threads: ``kernels.cpu.full``)."""
-    full = getattr(engine.backend.kernels, "full", None)
-    n = engine.graph.num_vertices
-    state = full(n, np.inf) if full is not None else engine.backend.xp.full(n, np.inf)
+    state = engine.backend.full(engine.graph.num_vertices, np.inf)
     state[source] = 0.0
     return state
 

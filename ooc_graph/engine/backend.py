@@ -40,6 +40,12 @@ class Backend:
             return np.asarray(array)
         return self.kernels.to_device(array)
 
+    def full(self, n: int, value, dtype=np.float64):
+        """``xp.full(n, value, dtype)``: on the CPU filled on numba's threads where a whole kernel
+        would run there (``kernels.cpu.full``: each thread first-touches its own pages)."""
+        full = getattr(self.kernels, "full", None)
+        return full(n, value, dtype) if full is not None else self.xp.full(n, value, dtype=dtype)
+
     def free_memory(self) -> int | None:
         """Free device memory in bytes (``None`` on the CPU)."""
         if self.xp is np:

@@ -141,10 +141,8 @@ class Trees:
 
 
 def _unset_tree(backend, n: int, root: int):
-    """A tree with no parent found yet: ``n`` everywhere but ``root``, its own parent (filled on
-    numba's threads where the backend's kernels can: ``kernels.cpu.full``)."""
-    full = getattr(backend.kernels, "full", None)
-    parent = full(n, n, np.int64) if full is not None else backend.xp.full(n, n, dtype=np.int64)
+    """A tree with no parent found yet: ``n`` everywhere but ``root``, its own parent."""
+    parent = backend.full(n, n, np.int64)
     parent[root] = root
     return parent
 
