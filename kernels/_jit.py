@@ -11,13 +11,18 @@ files and stamp each of them with one hash of every compiled module and what the
 backend's kernels, which call into one another across three files, are keyed so too
 (:func:`serve`). Files elsewhere fall through to numba's own locators. Where numba's internals
 differ from what this expects, nothing is registered (numba's own keying stays).
+
+It also spares a process's first kernel call SciPy's linear algebra (:func:`_blas_located`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
 import logging
 import re
+import sys
 from pathlib import Path
 
 from numba import njit, prange  # noqa: F401  (re-exported for the kernel modules)
@@ -106,4 +111,38 @@ def _register() -> None:
     classes[:0] = [_kernels_locator(base) for base in bases]
 
 
+def _scipy_blas_installed() -> bool:
+    """Whether SciPy's ``linalg.cython_blas`` extension is installed, found without importing it."""
+    spec = importlib.util.find_spec("scipy")
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    return any((Path(folder) / "linalg" / f"cython_blas{suffix}").is_file()
+               for folder in folders for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def _blas_located() -> None:
+    """numba's array implementations ask, as they are imported (the first kernel call of a
+    process), whether BLAS is there by importing ``scipy.linalg.cython_blas``: SciPy's linalg then
+    imports its array-API layer, which walks numpy's lazy submodules (``f2py``, ``testing``, ...):
+    0.25-0.4 s of a first call, for a flag only ``np.dot``/``np.vdot`` of 1-d arrays read. That
+    question is answered from where SciPy's files lie instead; every other use of BLAS (compiling
+    ``np.dot``, ``np.linalg``) runs numba's own check, import and ABI test, as before."""
+    linalg = sys.modules.get("numba.np.linalg")
+    if linalg is None:
+        from numba.np import linalg
+    real = getattr(linalg, "ensure_blas", None)
+    if real is None or getattr(real, "ooc_graph_kernels", False) or "numba.np.arraymath" in sys.modules:
+        return
+
+    def ensure_blas():
+        if sys._getframe(1).f_globals.get("__name__") != "numba.np.arraymath":
+            return real()
+        if not _scipy_blas_installed():
+            raise ImportError("scipy 0.16+ is required for linear algebra")
+
+    ensure_blas.ooc_graph_kernels = True
+    ensure_blas.__wrapped__ = real
+    linalg.ensure_blas = ensure_blas
+
+
 _register()
+_blas_located()

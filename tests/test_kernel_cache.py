@@ -85,3 +85,27 @@ def test_files_elsewhere_keep_numbas_locators(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("elsewhere_kernel", None)
+
+
+def test_first_kernel_call_spares_scipy_linalg():
+    """numba asks at its first compile or cache load whether BLAS is there by importing SciPy's
+    linalg (0.25-0.4 s of a process's first call); the kernels answer that from SciPy's files, and
+    numba's own check still runs where BLAS is used."""
+    pytest.importorskip("scipy")
+    code = (
+        "import sys, numpy as np, numba\n"
+        "from ooc_graph.kernels.cpu import compiled\n"
+        "levels = np.array([0.0, 2.0, np.inf])\n"
+        "compiled().int_levels(levels, np.int64(-1))\n"
+        "assert levels.view(np.int64).tolist() == [0, 2, -1], levels.view(np.int64)\n"
+        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported by the first kernel call'\n"
+        "from numba.np import arraymath\n"
+        "assert arraymath._HAVE_BLAS\n"
+        "dot = numba.njit(lambda a, b: np.dot(a, b))\n"
+        "assert dot(np.arange(4.0), np.arange(4.0)) == 14.0\n"
+        "assert 'scipy.linalg.cython_blas' in sys.modules\n"
+    )
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
