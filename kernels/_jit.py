@@ -12,7 +12,9 @@ backend's kernels, which call into one another across three files, are keyed so 
 (:func:`serve`). Files elsewhere fall through to numba's own locators. Where numba's internals
 differ from what this expects, nothing is registered (numba's own keying stays).
 
-It also spares a process's first kernel call SciPy's linear algebra (:func:`_blas_located`).
+It also spares a process's first kernel call most of numba's start: a kernel found in the cache
+loads without numba's compiler set-up (:class:`_CachedLoad`), and nothing imports SciPy's linear
+algebra (:func:`_blas_located`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import re
 import sys
 from pathlib import Path
 
-from numba import njit, prange  # noqa: F401  (re-exported for the kernel modules)
+import numba
+from numba import prange  # noqa: F401  (re-exported for the kernel modules)
 from numba.core import caching
+from numba.core.runtime import nrt
 
 log = logging.getLogger("ooc_graph.kernels")
 
@@ -109,6 +113,48 @@ def _register() -> None:
     if any(getattr(cls, "ooc_graph_kernels", False) for cls in classes):
         return
     classes[:0] = [_kernels_locator(base) for base in bases]
+
+
+def njit(*args, **options):
+    """numba's ``njit``; a kernel it caches (``cache=True``) loads through :class:`_CachedLoad`."""
+    decorate = numba.njit(**options)
+
+    def wrap(fn):
+        dispatcher = decorate(fn)
+        cache = getattr(dispatcher, "_cache", None)
+        if options.get("cache") and isinstance(cache, caching.Cache) and _LOADABLE:
+            cache.__class__ = _CachedLoad.of(type(cache))
+        return dispatcher
+    return wrap(args[0]) if args else wrap
+
+
+_LOADABLE = all(hasattr(caching.Cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")) \
+    and hasattr(nrt, "rtsys")
+
+
+class _CachedLoad:
+    """A kernel's cache that loads a compiled kernel without refreshing numba's target first.
+
+    numba's cache refreshes its target before every load: the first time in a process, that
+    installs the typing templates and lowering implementations of all of Python and NumPy that
+    numba supports, and imports their modules, which only compiling needs (~0.3-0.45 s of a
+    process's first call). A cached kernel is object code, its wrapper and its environment, none
+    of which reads them; the runtime its allocations use is started here. Compiling (a kernel not
+    in the cache, anything else numba compiles later) refreshes the target as before."""
+
+    _made: dict = {}
+
+    @classmethod
+    def of(cls, base):
+        made = cls._made.get(base)
+        if made is None:
+            made = cls._made[base] = type("Kernel" + base.__name__, (cls, base), {})
+        return made
+
+    def load_overload(self, sig, target_context):
+        nrt.rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
 
 
 def _scipy_blas_installed() -> bool:

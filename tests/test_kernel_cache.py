@@ -109,3 +109,39 @@ def test_first_kernel_call_spares_scipy_linalg():
     import sys
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+CACHED_LOAD = """
+import sys, numpy as np, numba
+from numba.core import cpu
+refreshed = []
+original = cpu.CPUContext.load_additional_registries
+cpu.CPUContext.load_additional_registries = lambda self: (refreshed.append(1), original(self))[1]
+from ooc_graph.kernels.cpu import compiled
+fast = compiled()
+levels = np.array([0.0, 3.0, np.inf])
+fast.int_levels(levels, np.int64(-1))
+out = np.empty(100_000)
+fast.parallel().fill(out, 2.5)
+loaded = list(fast.int_levels.stats.cache_hits.values()), list(fast.parallel().fill.stats.cache_hits.values())
+print("loaded", loaded, "refreshed", len(refreshed))
+assert levels.view(np.int64).tolist() == [0, 3, -1] and (out == 2.5).all()
+if sys.argv[1] == "second":
+    assert loaded == ([1], [1]), loaded
+    assert not refreshed, "numba's target was refreshed to load cached kernels"
+    twice = numba.njit(lambda a: np.sort(a)[::-1] * 2)
+    assert twice(np.array([2.0, 1.0, 3.0])).tolist() == [6.0, 4.0, 2.0]
+    assert refreshed, "compiling refreshes numba's target"
+"""
+
+
+def test_cached_kernels_load_without_numbas_compiler_set_up():
+    """A kernel found in the cache loads without numba's target refresh (its typing and lowering
+    registries, ~0.3-0.45 s of a process's first call); compiling afterwards still gets them."""
+    import subprocess
+    import sys
+    env = dict(__import__("os").environ, NUMBA_NUM_THREADS="2")
+    for run in ("first", "second"):  # the first fills the cache where this checkout has none yet
+        done = subprocess.run([sys.executable, "-c", CACHED_LOAD, run], capture_output=True, text=True, timeout=600,
+                              env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
