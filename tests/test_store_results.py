@@ -34,9 +34,14 @@ def partials(path):
         return [k for k in h5.get("results", {}) if k.startswith(".")]
 
 
+# A child inherits an ignored SIGINT (a shell's background job ignores it, and so would every
+# process it starts): the children here take Ctrl-C as a terminal's foreground process does.
+_INTERRUPTIBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def spawn(script, *args, env=None):
     """A Python process running ``script`` with the test's interpreter and this checkout."""
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-c", _INTERRUPTIBLE + script, *map(str, args)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
 
