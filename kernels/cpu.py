@@ -271,6 +271,14 @@ def scatter_min(state, ids, values, changed) -> None:
         changed[ids] = 1
 
 
+def inverse_degree(degree) -> tuple:
+    """``(1 / degree, how many are 0)``: PageRank's inverse out-degrees as float64 (0 where a
+    vertex dangles), from integer degrees or sums of out-weights."""
+    degree = np.asarray(degree).astype(np.float64, copy=False)
+    dangles = degree == 0
+    return np.where(dangles, 0.0, 1.0 / np.where(dangles, 1.0, degree)), int(np.count_nonzero(dangles))
+
+
 def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):
     """One PageRank update of a vertex range, in place or into ``out``: ``x_new = alpha (y +
     lost p) + (1 - alpha) p`` (``p`` an array or a scalar: uniform teleport), ``contrib = x_new *

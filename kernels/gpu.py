@@ -18,7 +18,7 @@ import numpy as np
 from ooc_graph import config
 from ooc_graph._records import record
 
-from .gpu_module import _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
+from .gpu_module import _DEGREES, _LOCAL, _THREADS, _WEIGHT, _dummy, _dummy64, _kernel, _launch, _plus
 from .gpu_transfer import STAGING_SLOTS, _stager, empty_host, empty_result, free_unused_memory, to_device, to_host  # noqa: F401
 from .gpu_transfer import is_mapped, mapped, page_locked, to_host_behind, to_host_later  # noqa: F401
 from .gpu_brandes import brandes  # noqa: F401
@@ -111,17 +111,21 @@ def source_blocked(batches, num_vertices: int):
     seg = config.get().gpu.segment_bits
     if num_vertices <= 1 << seg:
         return None
-    src = cp.concatenate([b.src for b in batches])
-    dst = cp.concatenate([b.dst for b in batches])
     bits = max(int(num_vertices - 1).bit_length(), 1)
     if 3 * bits - seg <= _KEY_BITS:  # sort the packed keys themselves: no gather
-        key = ((src.astype(cp.int64) >> seg) << (2 * bits)) | (dst.astype(cp.int64) << bits) | src
-        del src, dst
+        key = cp.empty(sum(b.num_arcs for b in batches), dtype=cp.int64)
+        at = 0
+        for b in batches:  # one kernel packs each batch (CuPy's operators loaded ~12 modules on a first call)
+            _launch("ooc_graph_block_keys", b.num_arcs, (b.src, b.dst, key[at:], np.int32(seg), np.int32(bits),
+                                                         np.int64(b.num_arcs)))
+            at += b.num_arcs
         key.sort()
-        mask = (1 << bits) - 1
-        src = (key & mask).astype(cp.int32)
-        dst = ((key >> bits) & mask).astype(cp.int32)
+        src, dst = cp.empty(key.size, dtype=cp.int32), cp.empty(key.size, dtype=cp.int32)
+        _launch("ooc_graph_block_ids", key.size, (key, src, dst, np.int32(bits), np.int64(key.size)))
+        del key
     else:
+        src = cp.concatenate([b.src for b in batches])
+        dst = cp.concatenate([b.dst for b in batches])
         order = cp.argsort(((src.astype(cp.int64) >> seg) << 31) | dst)
         src, dst = src[order], dst[order]
     return Batch(0, int(num_vertices), src, dst, None, segment_bits=seg)
@@ -254,6 +258,21 @@ def pagerank_step(y, x, p, inv, alpha: float, lost, contrib, out=None):
     else:
         sums = cp.zeros(2, dtype=np.float64)
     return sums
+
+
+def inverse_degree(degree) -> tuple:
+    """``(1 / degree, how many are 0)``: PageRank's inverse out-degrees (0 where a vertex dangles)
+    as float64 on the device, from integer degrees or float64 sums of out-weights, in one pass
+    (:func:`.cpu.inverse_degree`'s values, bit for bit)."""
+    degree = cp.ascontiguousarray(degree)
+    if degree.dtype not in _DEGREES:
+        degree = degree.astype(np.float64)
+    m = int(degree.size)
+    inv, dangling = cp.empty(m, dtype=np.float64), cp.zeros(1, dtype=np.uint64)
+    if m:
+        _kernel(f"ooc_graph_inverse_degree<{_DEGREES[degree.dtype]}>")(
+            (min(_STEP_BLOCKS, (m + _THREADS - 1) // _THREADS),), (_THREADS,), (degree, inv, dangling, np.int64(m)))
+    return inv, int(dangling.get()[0])
 
 
 # -- the general edge operator ----------------------------------------------------------------

@@ -49,6 +49,27 @@ __global__ void ooc_graph_pull_sum(const int* __restrict__ src, const int* __res
     if ((lane == 31 || next != d) && d >= 0) atomicAdd(&out[d], v);
 }
 
+// A source-blocked batch's sort keys: (src >> seg_bits, dst, src) packed into one int64, dst and
+// src in `bits` bits each (the caller checks 3 * bits - seg_bits fits 63), for the arcs of one
+// batch written at key[0..m); and back, once sorted.
+__global__ void ooc_graph_block_keys(const int* __restrict__ src, const int* __restrict__ dst,
+                                     long long* __restrict__ key, const int seg_bits, const int bits,
+                                     const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const long long s = src[i];
+    key[i] = ((s >> seg_bits) << (2 * bits)) | ((long long)dst[i] << bits) | s;
+}
+
+__global__ void ooc_graph_block_ids(const long long* __restrict__ key, int* __restrict__ src,
+                                    int* __restrict__ dst, const int bits, const long long m) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const long long mask = (1LL << bits) - 1, k = key[i];
+    src[i] = (int)(k & mask);
+    dst[i] = (int)((k >> bits) & mask);
+}
+
 // Where each cell of a source-blocked batch begins: arcs are sorted by source segment, then
 // destination, and a cell is (segment, destination stripe), stripes of `stripe` vertices, so
 // cells follow one another along the arcs. starts[c] = the first arc at or after cell c (m past
@@ -183,4 +204,20 @@ __global__ void ooc_graph_pagerank_step(const double* __restrict__ y, const doub
         }
         if (lane == 0) { partial[2 * blockIdx.x] = err; partial[2 * blockIdx.x + 1] = dangling; }
     }
+}
+
+// inv[i] = 1 / degree[i] (0 where it is 0: the vertex dangles), and how many dangle added into
+// *dangling: PageRank's inverse out-degrees (D: integer degrees, or double sums of out-weights).
+template <typename D>
+__global__ void ooc_graph_inverse_degree(const D* __restrict__ degree, double* __restrict__ inv,
+                                         unsigned long long* __restrict__ dangling, const long long m) {
+    unsigned int count = 0;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (long long)gridDim.x * blockDim.x) {
+        const D d = degree[i];
+        inv[i] = d == 0 ? 0.0 : 1.0 / (double)d;
+        count += d == 0;
+    }
+    for (int off = 16; off > 0; off >>= 1) count += __shfl_down_sync(0xffffffffu, count, off);
+    if ((threadIdx.x & 31) == 0 && count) atomicAdd(dangling, (unsigned long long)count);
 }

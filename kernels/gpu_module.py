@@ -18,14 +18,17 @@ _WEIGHT = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _TEMPLATES = ("relax_min", "tight_parent", "advance_min", "advance_queue", "advance_balanced", "csr_parent",
               "csr_parent_heavy", "csr_parent_warp")
 _PLAIN = ("pull_sum", "hook_min", "scatter_min", "pagerank_step", "queue_turn", "bottom_up", "flag_count", "flag_ids",
-          "wedge_count", "brandes_forward", "brandes_backward", "cell_starts")
+          "wedge_count", "brandes_forward", "brandes_backward", "cell_starts", "block_keys", "block_ids")
+_BY_DEGREE = ("inverse_degree",)  # templated on the type of the degrees (_DEGREES)
+_DEGREES = {np.dtype(np.int64): "long long", np.dtype(np.int32): "int", np.dtype(np.float64): "double"}
 
 
 @cp.memoize(for_each_device=True)
 def _module():
     names = ([f"ooc_graph_decode<{t}>" for t in _LOCAL.values()]
              + [f"ooc_graph_{k}<{t}>" for k in _TEMPLATES for t in _WEIGHT.values()]
-             + [f"ooc_graph_{k}" for k in _PLAIN])
+             + [f"ooc_graph_{k}" for k in _PLAIN]
+             + [f"ooc_graph_{k}<{t}>" for k in _BY_DEGREE for t in _DEGREES.values()])
     code = "\n".join(Path(__file__).with_name(name).read_text() for name in _SOURCES)
     return cp.RawModule(code=code, options=("-std=c++14",), name_expressions=names)
 

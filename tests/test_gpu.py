@@ -203,6 +203,42 @@ def test_split_sources_cuts_whole_segments_of_a_rank(monkeypatch, configure, see
         assert pairs([own] + others) == sorted(zip(src.get().tolist(), dst.get().tolist()))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_source_blocked_packs_every_batch_in_order(configure, seed):
+    """Several batches (one empty) become one batch sorted by (source segment, destination,
+    source): the packing kernels against NumPy's sort of the same arcs."""
+    import cupy as cp
+
+    from ooc_graph.kernels import gpu as kgpu
+    configure({"gpu.segment_bits": 3})
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(9, 5000))
+    sizes = [int(rng.integers(0, 3000)), 0, int(rng.integers(1, 3000))]
+    parts = [(rng.integers(0, n, m).astype(np.int32), rng.integers(0, n, m).astype(np.int32)) for m in sizes]
+    whole = kgpu.source_blocked([kgpu.Batch(0, n, cp.asarray(s), cp.asarray(d), None) for s, d in parts], n)
+    src, dst = np.concatenate([s for s, _ in parts]), np.concatenate([d for _, d in parts])
+    order = np.lexsort((src, dst, src >> 3))
+    assert whole.num_arcs == src.size and whole.segment_bits == 3
+    np.testing.assert_array_equal(whole.src.get(), src[order])
+    np.testing.assert_array_equal(whole.dst.get(), dst[order])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32])
+@pytest.mark.parametrize("n", [0, 1, 7, 300_001])
+def test_inverse_degree_matches_the_cpu_bit_for_bit(dtype, n):
+    import cupy as cp
+
+    from ooc_graph.kernels import cpu, gpu
+    rng = np.random.default_rng(n)
+    degree = (rng.integers(0, 4, n) * rng.integers(0, 1000, n)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        degree *= 0.37
+    inv, dangling = gpu.inverse_degree(cp.asarray(degree))
+    want, want_dangling = cpu.inverse_degree(degree)
+    assert inv.dtype == np.float64 and dangling == want_dangling == int((degree == 0).sum())
+    np.testing.assert_array_equal(inv.get(), want)
+
+
 @pytest.mark.parametrize("nbytes", [0, 8, (8 << 20) - 8, 16 << 20, (16 << 20) + 8, 100 << 20, (200 << 20) + 24])
 def test_results_come_back_whole_through_the_staging_ring(nbytes, tmp_path):
     import cupy as cp

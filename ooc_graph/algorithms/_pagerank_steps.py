@@ -23,11 +23,12 @@ class PageRankSteps(Steps):
         p = xp.asarray(p / p.sum()) if p is not None else 1.0 / max(n, 1)
         self.eng, self.alpha, self.p, self.weighted = eng, alpha, p, weighted
         self.stripeable = not weighted
+        inverse = eng.backend.kernels.inverse_degree
         if not weighted:  # kept on the device between calls
-            self.inv, dangling = eng.derived("inverse_out_degree", lambda: _inverse(
-                xp, eng.backend.to_device(eng.graph.out_degree.astype(np.float64))))
+            self.inv, dangling = eng.derived("inverse_out_degree", lambda: inverse(
+                eng.backend.to_device(eng.graph.out_degree)))
         else:  # the out-arc weights of every vertex: one pass against the arcs
-            self.inv, dangling = _inverse(xp, eng.edge_map("w", direction="out"))
+            self.inv, dangling = inverse(eng.edge_map("w", direction="out"))
         self.x = xp.full(n, 1.0 / max(n, 1))
         self.shared = self.x * self.inv  # x[u] / out_degree(u): what u sends along each out-arc
         self.y = xp.empty(n, dtype=np.float64)
@@ -56,12 +57,6 @@ class PageRankSteps(Steps):
 
     def reshare(self, x, part: slice) -> None:
         self.eng.backend.xp.multiply(x[part], self.inv[part], out=self.shared[part])
-
-
-def _inverse(xp, outdeg) -> tuple:
-    """``1 / outdeg`` (0 where a vertex sends nothing: it dangles) and how many vertices dangle."""
-    dangles = outdeg == 0
-    return xp.where(dangles, 0.0, 1.0 / xp.where(dangles, 1.0, outdeg)), int(dangles.sum())
 
 
 def personalization_weights(g, personalization) -> np.ndarray:
