@@ -389,6 +389,8 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     key = state.view(np.uint64)
     key[source] = np.uint64(1) << np.uint64(32)
     parent = np.empty(n, np.int64)
+    if threads > 1:  # its pages first touched on the threads (the queue's writes faulted them in one by one):
+        fast.parallel().fill(parent, np.int64(0))  # ~1 ms of a 20 ms BFS of the anchors' R-MAT-22 on 16 threads
     queue = parent.view(np.uint32)
     queue[0] = source
     ctx = np.array([0, 1, 1, indices.size, 0, 1, 1], np.int64)
