@@ -389,8 +389,9 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None):
     key = state.view(np.uint64)
     key[source] = np.uint64(1) << np.uint64(32)
     parent = np.empty(n, np.int64)
-    if threads > 1:  # its pages first touched on the threads (the queue's writes faulted them in one by one):
-        fast.parallel().fill(parent, np.int64(0))  # ~1 ms of a 20 ms BFS of the anchors' R-MAT-22 on 16 threads
+    if threads > 1:  # its pages first touched on the threads (the queue's writes faulted them in one by one:
+        # ~1 ms of a 20 ms BFS of the anchors' R-MAT-22 on 16 threads), by the state's fill (loaded already)
+        fast.parallel().fill(parent.view(np.float64), 0.0)
     queue = parent.view(np.uint32)
     queue[0] = source
     ctx = np.array([0, 1, 1, indices.size, 0, 1, 1], np.int64)
@@ -509,4 +510,4 @@ def wedge_count(indptr, xs, ys, arcs, rows, triangles, closing, spare: int = 0):
 from .cpu_edge import edge_combine, edge_values, evaluate  # noqa: E402,F401
 from .cpu_traversal import LEVEL_PARENTS, advance_min, bottom_up, flatnonzero  # noqa: E402,F401
 # The whole kernels on numba's threads (components, PageRank's pull) live in cpu_whole.py.
-from .cpu_whole import components, full, int_levels, pull_rows, unset_unreached, whole_pull  # noqa: E402,F401
+from .cpu_whole import astype, components, full, int_levels, pull_rows, unset_unreached, whole_pull  # noqa: E402,F401

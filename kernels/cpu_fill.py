@@ -81,7 +81,7 @@ def unset_unreached(parent, dist):
 
 @njit(**_PAR)
 def widen(a, out):
-    """``out[:] = a`` (int32 ids into int64)."""
+    """``out[:] = a`` (int32 ids into int64, float32 weights into float64, offsets into int32)."""
     n = a.size
     for c in prange((n + CHUNK - 1) // CHUNK):
         for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):

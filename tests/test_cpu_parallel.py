@@ -260,6 +260,20 @@ def test_components_edge_cases(threads):
         np.testing.assert_array_equal(root, _weak_labels(n, src, dst) if n else [])
 
 
+@pytest.mark.parametrize("size", [0, 1, 4095, 4097, 100_003])
+def test_astype_converts_on_the_threads_as_numpy_does(threads, size):
+    """The CSR conversions (kernels.cpu.astype): float32 weights widened, int64 offsets narrowed,
+    int32 ids widened, each NumPy's astype exactly; the same dtype comes back as it is."""
+    rng = np.random.default_rng(size)
+    for a, dtype in ((rng.random(size, dtype=np.float32) * 255, np.float64),
+                     (rng.integers(0, 2**31 - 1, size), np.int32),
+                     (rng.integers(-2**31, 2**31 - 1, size).astype(np.int32), np.int64)):
+        out = cpu.astype(a, dtype)
+        assert out.dtype == dtype and out.shape == a.shape
+        np.testing.assert_array_equal(out, a.astype(dtype))
+        assert cpu.astype(out, dtype) is out
+
+
 # -- PageRank's pull and step (kernels/cpu_pull.py) --------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
 def test_pull_rows_equal_scipy(threads, seed):

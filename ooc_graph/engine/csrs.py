@@ -46,7 +46,7 @@ class Csrs:
                 return None
             w = g.csr(side, parts=("weights",))[2]
             self.stats.bytes_read += w.nbytes
-            self._csr[side] = held = (held[0], held[1], w.astype(np.float64, copy=False), self._csr_nbytes())
+            self._csr[side] = held = (held[0], held[1], self._astype(w, np.float64), self._csr_nbytes())
             return held
         if not weights and cpu and g.weighted:
             return self._csr_without_weights(side)
@@ -57,9 +57,9 @@ class Csrs:
             self.stats.bytes_read += indptr.nbytes + indices.nbytes + (0 if w is None else w.nbytes)
             if cpu and indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
                 # 32-bit offsets where the arcs allow: half the bytes a CPU traversal reads
-                indptr = indptr.astype(np.int32)
+                indptr = self._astype(indptr, np.int32)
             up = self.backend.to_device
-            self._csr[side] = (up(indptr), up(indices), None if w is None else up(w).astype(np.float64, copy=False),
+            self._csr[side] = (up(indptr), up(indices), None if w is None else self._astype(up(w), np.float64),
                                self._csr_nbytes())
         return self._csr[side]
 
@@ -72,9 +72,15 @@ class Csrs:
         indptr, indices, _ = self.graph.csr(side, parts=("indptr", "indices"))
         self.stats.bytes_read += indptr.nbytes + indices.nbytes
         if indptr.size and indptr[-1] <= np.iinfo(np.int32).max:
-            indptr = indptr.astype(np.int32)
+            indptr = self._astype(indptr, np.int32)
         self._csr[side] = held = (indptr, indices, None, self._csr_nbytes(weights=False))
         return held
+
+    def _astype(self, a, dtype):
+        """``a`` as ``dtype`` where it lives (a no-op if it is): on the CPU, converted on the
+        kernels' threads (``kernels.cpu.astype``)."""
+        convert = getattr(self.backend.kernels, "astype", None) if self.backend.xp is np else None
+        return convert(a, dtype) if convert is not None else a.astype(dtype, copy=False)
 
     def _mapped_csr(self, side: str):
         """The ``side`` CSR for zero-copy reads (config ``gpu.zero_copy``; EMOGI): ids and weights
