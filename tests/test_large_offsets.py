@@ -198,6 +198,26 @@ def test_chunk_intervals_past_2_32():
         assert ends == (BDST[covered[0]], BDST[covered[-1]])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_chunk_intervals_equal_the_sorted_distinct_sources(seed):
+    """Random block tables (runs of ascending source intervals, empty blocks, chunks cutting blocks
+    anywhere): each chunk's source intervals are the distinct sources of the blocks it touches."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 40))
+    bsrc = np.concatenate([np.sort(rng.choice(k, int(rng.integers(1, k + 1)), replace=False)) for _ in range(k)])
+    sizes = rng.integers(0, 50, bsrc.size)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    bdst = np.arange(bsrc.size) // max(1, bsrc.size // k)
+    m = int(offsets[-1])
+    cuts = np.unique(np.concatenate([[0, m], rng.integers(0, m + 1, int(rng.integers(0, 12)))]))
+    chunks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if a < b]
+    sources, _ = chunk_intervals(offsets, bsrc, bdst, chunks)
+    for (a, b), got in zip(chunks, sources):
+        f = np.searchsorted(offsets, a, side="right") - 1
+        e = np.searchsorted(offsets, b, side="left")
+        np.testing.assert_array_equal(got, np.unique(bsrc[f:e]))
+
+
 # -- the partition plan ----------------------------------------------------------------------------
 @pytest.mark.parametrize("parts", [2, 3, 4, 7])
 def test_partition_plan_of_r_mat_30(parts):
