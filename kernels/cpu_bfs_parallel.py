@@ -22,8 +22,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ._jit import njit, prange
 from .cpu_atomic import atomic_add, atomic_min, atomic_or
-from .cpu_bfs import (_LEVEL_SHIFT, UNREACHED_KEY, _finish_range, _parent_in, _prefetch, _top_down_branchless,
-                      _top_down_branchy)
+from .cpu_bfs import (_AHEAD_IN_ROWS, _LEVEL_SHIFT, UNREACHED_KEY, _finish_range, _parent_in, _prefetch,
+                      _top_down_branchless, _top_down_branchy)
 from .cpu_chunks import VERTEX_CHUNK, arc_position, flush, push
 
 _OPTS = dict(cache=True, nogil=True)
@@ -185,6 +185,7 @@ def _bottom_up_parallel(in_indptr, in_indices, indptr, queue, key, code, front, 
                     bit = todo & (~todo + _ONE)  # the lowest vertex still to do
                     todo ^= bit
                     v = (w << 6) | np.int64(trailing_zeros(bit))
+                    _prefetch(in_indices, in_indptr[min(v + _AHEAD_IN_ROWS, n)])
                     if in_indptr[v] == in_indptr[v + 1]:
                         done |= bit  # no in-arc: never reached
                         continue
