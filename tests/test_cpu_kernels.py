@@ -382,6 +382,25 @@ def test_bfs_tree_loads_the_in_csr_only_for_bottom_up_levels():
     np.testing.assert_array_equal(got, parent)
 
 
+def test_bfs_tree_takes_a_vouched_state_without_reading_it_first(monkeypatch):
+    """``fresh=True`` (the engine's shortest_paths, whose callers have just made the state): the
+    check that reads the whole state first is skipped, the tree the same as with it."""
+    rng = np.random.default_rng(5)
+    n = 400
+    src, dst = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
+    indptr, indices = _csr(src, dst, n, np.int32)
+    want = _tree_reference(n, src, dst, 7)
+    fast = cpu.compiled()
+    for module in (fast, fast.parallel()):
+        monkeypatch.setattr(module, "fresh", lambda *a: pytest.fail("the vouched state was checked"))
+    state = np.full(n, np.inf)
+    state[7] = 0.0
+    levels, _, parent = cpu.bfs_tree(indptr, indices, 7, state, lambda: _csr(dst, src, n, np.int32), fresh=True)
+    np.testing.assert_array_equal(state, want[0])
+    np.testing.assert_array_equal(parent, want[1])
+    assert levels == want[2]
+
+
 def test_bfs_tree_declines_a_state_not_fresh():
     indptr, indices = _csr(np.array([0, 1]), np.array([1, 2]), 3, np.int32)
     state = np.array([0.0, 5.0, np.inf])

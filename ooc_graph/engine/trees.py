@@ -58,11 +58,11 @@ class Trees:
         return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
 
     def _bfs_tree(self, state, plus, source: int):
-        """``shortest_paths`` for unit increments from a fresh state, in one compiled call
-        (``kernels.bfs_tree``: direction-optimising, the parents built on the way) over the
-        out-CSR in memory and, for bottom-up levels, the in-CSR if it fits the CSR budget too
-        (loaded only when a level needs it; an undirected graph's is its out-CSR);
-        ``(iterations, parent)``, or None where this does not apply."""
+        """``shortest_paths`` for unit increments from a fresh state (its callers' promise, not
+        checked again), in one compiled call (``kernels.bfs_tree``: direction-optimising, the
+        parents built on the way) over the out-CSR in memory and, for bottom-up levels, the
+        in-CSR if it fits the CSR budget too (loaded only when a level needs it; an undirected
+        graph's is its out-CSR); ``(iterations, parent)``, or None where this does not apply."""
         k = self.backend.kernels
         if plus != 1.0 or not hasattr(k, "bfs_tree"):
             return None
@@ -73,7 +73,7 @@ class Trees:
             return None if csr is None else csr[:2]
         before, t = self.stats.as_dict(), time.perf_counter()
         with self._scratch(bfs=True) as room:
-            done = k.bfs_tree(indptr, indices, source, state, in_csr) if room else None
+            done = k.bfs_tree(indptr, indices, source, state, in_csr, fresh=True) if room else None
         if done is None:
             return None
         iterations, arcs, parent, *logged = done  # (a GPU's kernel logs its levels)
