@@ -696,7 +696,11 @@ def test_submitting_just_after_a_worker_died_names_it(own_cluster, tmp_path):
         for _ in range(3):
             c.wait_for_workers(2, timeout=60)
             assert ooc_graph.submit(c, "wcc", G).result(timeout=60).labels.tolist() == [0, 0, 0, 3, 3]
-            victim = sorted(c.scheduler_info()["workers"])[1]
+            deadline = time.monotonic() + 60
+            while len(workers := sorted(c.scheduler_info()["workers"])) < 2:  # the last one killed may
+                assert time.monotonic() < deadline, workers  # have left since wait_for_workers saw two
+                c.wait_for_workers(2, timeout=60)
+            victim = workers[1]
             os.kill(c.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
             try:
                 job = ooc_graph.submit(c, "wcc", G)  # device="auto" asks every worker
