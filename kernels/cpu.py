@@ -364,7 +364,7 @@ def _max_degree(indptr) -> int:
     return degree
 
 
-def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = False):
+def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = False, int_levels=None):
     """Unit-increment BFS from ``source`` over a whole out-CSR held in memory, with the parents of
     :func:`tree_parents` (the smallest vertex one level above with an arc to v; -1 at the root and
     where unreached), in one compiled call: direction-optimising, bottom-up levels over the
@@ -373,7 +373,10 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
     in-CSR's ``(indptr, indices)``, or None where it is not available; called only once a level
     would go bottom-up (a road graph never loads it). ``fresh``: the caller vouches for the state
     (the engine's ``shortest_paths``, whose callers have just made it), which is then not read
-    first (a pass over it: ~0.7 ms of a 18 ms BFS of the anchors' R-MAT-22 on 16 threads). Works in
+    first (a pass over it: ~0.7 ms of a 18 ms BFS of the anchors' R-MAT-22 on 16 threads).
+    ``int_levels``: the value for unreached vertices where the caller converts the levels with
+    :func:`int_levels` next (BFS): the final pass writes them so, and that conversion finds it
+    done (one pass over 4M levels fewer, and a kernel fewer to load in a first call). Works in
     ``state`` and the parent array it returns (n/8 bytes of scratch besides).
 
     Returns ``(levels, arcs scanned, parent)``, or None where this does not apply (no compiled
@@ -401,6 +404,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
     cfg = config.get().cpu
+    coded = np.int64(0 if int_levels is None else int_levels)
     if threads > 1:  # levels with enough arcs on numba's threads
         parallel = fast.parallel()
         chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
@@ -410,11 +414,11 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
             return parallel.bfs_tree_parallel(
                 ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
                 cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent, threads,
-                cfg.level_parallel_min_arcs, chunks, bitmaps)
+                cfg.level_parallel_min_arcs, chunks, bitmaps, coded)
     else:
         def run():
             return fast.bfs_tree(ip, ix, in_ip, in_ix, step, cfg.bfs_alpha, n // cfg.bfs_min_frontier, cfg.bfs_branchy,
-                                 cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent)
+                                 cfg.bfs_leave_bottom_up, _max_degree(indptr), key, queue, ctx, state, parent, coded)
     try:
         while run():
             loaded = in_csr()  # a level would go bottom-up: load the in-CSR if it can be had
@@ -430,7 +434,13 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
         key[source] = 0  # the state as it came (nothing ran)
         log.warning("the compiled BFS did not compile (%s): BFS runs without it", err)
         return None
+    if coded:
+        _int_coded[id(state)] = coded
+        weakref.finalize(state, _int_coded.pop, id(state), None)
     return int(ctx[2]) - 1, int(ctx[4]), parent
+
+
+_int_coded = {}  # id(state) -> unreached's value, for states whose levels bfs_tree wrote as int64
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

@@ -180,10 +180,11 @@ def _frontier_arcs(indptr, queue, head, tail):
 
 @njit(**_OPTS)
 def bfs_tree(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs, branchy, leave_bottom_up,
-             max_degree, key, queue, ctx, state, parent):
-    """BFS over a whole CSR with its tree: ``state`` gets the levels (inf where unreached) and
-    ``parent`` the smallest vertex one level above with an arc (-1 at the root and where
-    unreached), i.e. :func:`tree_parents` for ``plus == 1``.
+             max_degree, key, queue, ctx, state, parent, int_unreached):
+    """BFS over a whole CSR with its tree: ``state`` gets the levels (inf where unreached; where
+    ``int_unreached`` is not 0, int64 levels in its memory, ``int_unreached`` where unreached, as
+    :func:`int_levels` makes them) and ``parent`` the smallest vertex one level above with an arc
+    (-1 at the root and where unreached), i.e. :func:`tree_parents` for ``plus == 1``.
 
     A level goes bottom-up (over the in-CSR) when its frontier's out-arcs exceed the arcs no
     top-down level has scanned yet / ``alpha`` (Beamer) and ``min_arcs`` (a bottom-up level reads
@@ -233,20 +234,26 @@ def bfs_tree(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs,
         found = tail - stop
         head = stop
     ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6] = head, tail, cur, unexplored, arcs, found, done
-    _finish_range(state, parent, 0, n)
+    _finish_range(state, parent, 0, n, int_unreached)
     return 0
 
 
 @njit(**_OPTS)
-def _finish_range(state, parent, lo, hi):
+def _finish_range(state, parent, lo, hi, int_unreached):
     """Vertices [lo, hi)'s keys to levels (inf where unreached) and parents (-1 at the root and
-    where unreached), over the keys (read through state: vectorised) and the queue."""
+    where unreached), over the keys (read through state: vectorised) and the queue. Where
+    ``int_unreached`` is not 0 the levels are int64 in state's memory (``int_unreached`` where
+    unreached): :func:`int_levels`' pass done in this one."""
+    as_int = int_unreached != 0
     for v in range(lo, hi):
         k = _bits(state[v])
         level = k >> _LEVEL_SHIFT
         reached = k != UNREACHED_KEY
         parent[v] = np.int64(k & _PARENT_MASK) if reached and level > 1 else -1
-        state[v] = (level - 1.0) if reached else np.inf
+        if as_int:
+            state[v] = _from_bits(np.int64(level) - 1 if reached else int_unreached)
+        else:
+            state[v] = (level - 1.0) if reached else np.inf
 
 
 @njit(**_OPTS)

@@ -206,21 +206,23 @@ def _bottom_up_parallel(in_indptr, in_indices, indptr, queue, key, code, front, 
 
 
 @njit(**_PAR)
-def _finish(state, parent, threads):
-    """Keys to levels (inf where unreached) and parents (-1 at the root and where unreached)."""
+def _finish(state, parent, threads, int_unreached):
+    """Keys to levels (inf where unreached, or int64: :func:`.cpu_bfs._finish_range`) and parents
+    (-1 at the root and where unreached)."""
     n = state.size
     for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
-        _finish_range(state, parent, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
+        _finish_range(state, parent, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK), int_unreached)
 
 
 @njit(**_OPTS)
 def bfs_tree_parallel(indptr, indices, in_indptr, in_indices, bottom_up, alpha, min_arcs, branchy, leave_bottom_up,
-                      max_degree, key, queue, ctx, state, parent, threads, parallel_arcs, chunk_arcs, bitmaps):
+                      max_degree, key, queue, ctx, state, parent, threads, parallel_arcs, chunk_arcs, bitmaps,
+                      int_unreached):
     """:func:`.cpu_bfs.bfs_tree` (same arguments, calls and results) with levels of at least
     ``parallel_arcs`` arcs (top-down: the frontier's out-arcs; bottom-up: every level) on
     ``threads`` threads. ``chunk_arcs``: scratch of n / VERTEX_CHUNK + 2 int64; ``bitmaps``: 3 x
     (n + 63) / 64 uint64 (for bottom-up levels: the frontier's, the next's, and the vertices seen
-    before the frontier)."""
+    before the frontier). ``int_unreached``: as for :func:`.cpu_bfs.bfs_tree`."""
     n = key.size
     head, tail, cur = ctx[0], ctx[1], np.uint64(ctx[2])
     unexplored, arcs, found, done = ctx[3], ctx[4], ctx[5], ctx[6]
@@ -272,8 +274,8 @@ def bfs_tree_parallel(indptr, indices, in_indptr, in_indices, bottom_up, alpha, 
         head = stop
     ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6] = head, tail, cur, unexplored, arcs, found, done
     if n >= parallel_arcs:
-        _finish(state, parent, threads)
+        _finish(state, parent, threads, int_unreached)
     else:
-        _finish_range(state, parent, 0, n)
+        _finish_range(state, parent, 0, n, int_unreached)
     return 0
 

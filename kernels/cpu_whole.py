@@ -138,8 +138,16 @@ def whole_pull(arcs: int) -> bool:
 def int_levels(levels, unreachable: int):
     """Float64 BFS levels (whole numbers, inf where unreached) as int64 in the same memory, inf
     becoming ``unreachable``: one pass and no allocation, where a new array, a mask and a masked
-    copy took 2.3 ms on a million vertices. Returns the int64 view, or None where the compiled
-    kernels are off (the caller converts into a new array)."""
+    copy took 2.3 ms on a million vertices; nothing where :func:`.cpu.bfs_tree` wrote them so
+    (asked to: ``int_levels``). Returns the int64 view, or None where the compiled kernels are off
+    (the caller converts into a new array)."""
+    from .cpu import _int_coded
+    coded = _int_coded.pop(id(levels), None)
+    if coded is not None:
+        ints = levels.view(np.int64)
+        if coded != unreachable:
+            ints[ints == coded] = unreachable
+        return ints
     fast = compiled()
     if fast is None or levels.dtype != np.float64 or not levels.flags.c_contiguous:
         return None

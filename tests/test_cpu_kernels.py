@@ -401,6 +401,34 @@ def test_bfs_tree_takes_a_vouched_state_without_reading_it_first(monkeypatch):
     assert levels == want[2]
 
 
+@pytest.mark.parametrize("ask", [2**63 - 1, -1])
+def test_bfs_tree_writes_int_levels_the_conversion_then_finds(monkeypatch, ask):
+    """``int_levels=``: the final pass writes int64 levels (BFS converts them next), and
+    kernels.cpu.int_levels returns them without a pass of its own; asked for another value for
+    unreached vertices, it swaps that in."""
+    rng = np.random.default_rng(9)
+    n = 300
+    src, dst = rng.integers(0, n, 900), rng.integers(0, n, 900)
+    indptr, indices = _csr(src, dst, n, np.int32)
+    hops, parent_want, levels_want = _tree_reference(n, src, dst, 3)
+    state = np.full(n, np.inf)
+    state[3] = 0.0
+    levels, _, parent = cpu.bfs_tree(indptr, indices, 3, state, lambda: _csr(dst, src, n, np.int32), int_levels=ask)
+    assert levels == levels_want
+    np.testing.assert_array_equal(parent, parent_want)
+    fast = cpu.compiled()
+    for module in (fast, fast.parallel()):
+        monkeypatch.setattr(module, "int_levels", lambda *a: pytest.fail("converted twice"))
+    unreachable = 2**63 - 1
+    got = cpu.int_levels(state, unreachable)
+    want = np.where(np.isfinite(hops), hops, 0).astype(np.int64)
+    want[~np.isfinite(hops)] = unreachable
+    np.testing.assert_array_equal(got, want)
+    monkeypatch.undo()
+    fresh = np.array([0.0, 2.0, np.inf])  # not written by bfs_tree: converted as before
+    np.testing.assert_array_equal(cpu.int_levels(fresh, unreachable), [0, 2, unreachable])
+
+
 def test_bfs_tree_declines_a_state_not_fresh():
     indptr, indices = _csr(np.array([0, 1]), np.array([1, 2]), 3, np.int32)
     state = np.array([0.0, 5.0, np.inf])

@@ -24,19 +24,21 @@ class Trees:
     """The shortest-path tree operators of :class:`~.core.Engine` (a mixin over
     :class:`~.traversal.Traversals`)."""
 
-    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto"):
+    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto", int_levels=None):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
         ``state`` must be infinite everywhere but at ``source``, where it is 0. Where the levels
         allow, the traversal builds the tree on the way (``Traversals._propagate``); where the compiled
         CPU kernels hold the CSR in memory, one traversal does both. In a
         distributed run only this worker's own vertices of ``parent`` may be current: return it
-        with ``result(parent, gathered=False)``."""
+        with ``result(parent, gathered=False)``. ``int_levels``: BFS's value for unreached vertices,
+        where the caller converts the levels with the backend's ``int_levels`` next: the CPU's
+        compiled BFS then writes them so, and that conversion finds it done."""
         if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
             raise choice("execution", execution, EXECUTIONS)
         k, n = self.backend.kernels, self.graph.num_vertices
         csr = self._whole_csr(plus)
         if csr is not None:
-            tree = self._bfs_tree(state, plus, source)
+            tree = self._bfs_tree(state, plus, source, int_levels)
             if tree is not None:
                 return tree
             parent = _unset_tree(self.backend, n, source)
@@ -57,7 +59,7 @@ class Trees:
             return iterations, _roots_and_unreached(parent, n, source)
         return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
 
-    def _bfs_tree(self, state, plus, source: int):
+    def _bfs_tree(self, state, plus, source: int, int_levels=None):
         """``shortest_paths`` for unit increments from a fresh state (its callers' promise, not
         checked again), in one compiled call (``kernels.bfs_tree``: direction-optimising, the
         parents built on the way) over the out-CSR in memory and, for bottom-up levels, the
@@ -73,7 +75,8 @@ class Trees:
             return None if csr is None else csr[:2]
         before, t = self.stats.as_dict(), time.perf_counter()
         with self._scratch(bfs=True) as room:
-            done = k.bfs_tree(indptr, indices, source, state, in_csr, fresh=True) if room else None
+            done = (k.bfs_tree(indptr, indices, source, state, in_csr, fresh=True, int_levels=int_levels)
+                    if room else None)
         if done is None:
             return None
         iterations, arcs, parent, *logged = done  # (a GPU's kernel logs its levels)
