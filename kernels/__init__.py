@@ -31,8 +31,10 @@ The CPU module runs its operators compiled where numba is installed (``cpu_compi
 code being their reference) and then also offers whole traversals over a CSR held in memory:
 ``whole_traversals()``, ``traverse_min(indptr, indices, weights, frontier, state, plus, parent)``
 (queue BFS or Dijkstra to the fixed point), ``tree_parents(...)`` (the shortest-path tree),
-``bfs_tree(indptr, indices, source, state, in_csr)`` (a direction-optimising BFS that builds its
-tree on the way) and ``int_levels(levels, unreachable)`` (BFS levels to int64 in place).
+``bfs_tree(indptr, indices, source, state, in_csr, fresh, int_unreachable)`` (a direction-optimising
+BFS that builds its tree on the way; a fresh state vouched for is not checked again, and its last
+pass may write the int64 levels) and ``int_levels(levels, unreachable)`` (BFS levels to int64 in
+place, or found so).
 
 Both offer ``brandes(indptr, indices, weights, sources, bc, endpoints, spare)``: betweenness's
 sums from many sources over a whole out-CSR in memory, a queue traversal per source (the CPU's

@@ -172,9 +172,7 @@ def _blas_located() -> None:
     0.25-0.4 s of a first call, for a flag only ``np.dot``/``np.vdot`` of 1-d arrays read. That
     question is answered from where SciPy's files lie instead; every other use of BLAS (compiling
     ``np.dot``, ``np.linalg``) runs numba's own check, import and ABI test, as before."""
-    linalg = sys.modules.get("numba.np.linalg")
-    if linalg is None:
-        from numba.np import linalg
+    from numba.np import linalg
     real = getattr(linalg, "ensure_blas", None)
     if real is None or getattr(real, "ooc_graph_kernels", False) or "numba.np.arraymath" in sys.modules:
         return

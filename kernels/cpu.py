@@ -364,7 +364,10 @@ def _max_degree(indptr) -> int:
     return degree
 
 
-def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = False, int_levels=None):
+_int_coded = {}  # id(state) -> unreached's value, for states whose levels bfs_tree wrote as int64
+
+
+def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = False, int_unreachable=None):
     """Unit-increment BFS from ``source`` over a whole out-CSR held in memory, with the parents of
     :func:`tree_parents` (the smallest vertex one level above with an arc to v; -1 at the root and
     where unreached), in one compiled call: direction-optimising, bottom-up levels over the
@@ -374,7 +377,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
     would go bottom-up (a road graph never loads it). ``fresh``: the caller vouches for the state
     (the engine's ``shortest_paths``, whose callers have just made it), which is then not read
     first (a pass over it: ~0.7 ms of a 18 ms BFS of the anchors' R-MAT-22 on 16 threads).
-    ``int_levels``: the value for unreached vertices where the caller converts the levels with
+    ``int_unreachable``: the value for unreached vertices where the caller converts the levels with
     :func:`int_levels` next (BFS): the final pass writes them so, and that conversion finds it
     done (one pass over 4M levels fewer, and a kernel fewer to load in a first call). Works in
     ``state`` and the parent array it returns (n/8 bytes of scratch besides).
@@ -404,7 +407,7 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
     in_ip, in_ix = ip[:0], ix[:0]
     step = 0 if in_csr is None else 2
     cfg = config.get().cpu
-    coded = np.int64(0 if int_levels is None else int_levels)
+    coded = np.int64(0 if int_unreachable is None else int_unreachable)
     if threads > 1:  # levels with enough arcs on numba's threads
         parallel = fast.parallel()
         chunks = np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64)
@@ -439,8 +442,6 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
         weakref.finalize(state, _int_coded.pop, id(state), None)
     return int(ctx[2]) - 1, int(ctx[4]), parent
 
-
-_int_coded = {}  # id(state) -> unreached's value, for states whose levels bfs_tree wrote as int64
 
 
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):

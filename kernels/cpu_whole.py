@@ -12,7 +12,7 @@ import numpy as np
 
 from ooc_graph import config
 
-from .cpu import _ids, _whole_threads, compiled
+from .cpu import _ids, _int_coded, _whole_threads, compiled
 
 
 _typical_weights = {}  # id(weights) -> their mean over a sample, while that array lives
@@ -141,7 +141,6 @@ def int_levels(levels, unreachable: int):
     copy took 2.3 ms on a million vertices; nothing where :func:`.cpu.bfs_tree` wrote them so
     (asked to: ``int_levels``). Returns the int64 view, or None where the compiled kernels are off
     (the caller converts into a new array)."""
-    from .cpu import _int_coded
     coded = _int_coded.pop(id(levels), None)
     if coded is not None:
         ints = levels.view(np.int64)

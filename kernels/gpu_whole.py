@@ -117,9 +117,9 @@ def _bits(n: int) -> int:
     return (n + 31) // 32
 
 
-def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = True, int_levels=None):
+def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = True, int_unreachable=None):
     """As :func:`.cpu.bfs_tree`: a unit-increment BFS from ``source`` over a fresh ``state`` (inf
-    everywhere, 0 at ``source``; not checked here, ``fresh`` or not; ``int_levels`` is not
+    everywhere, 0 at ``source``; not checked here, ``fresh`` or not; ``int_unreachable`` is not
     used: the levels stay float64), direction-optimising where
     ``in_csr()`` gives the in-CSR (called at most once); ``(levels, arcs looked at, parent, log)``
     with parent the smallest vertex one level above (-1 at the root and where unreached) and the

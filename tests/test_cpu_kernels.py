@@ -403,7 +403,7 @@ def test_bfs_tree_takes_a_vouched_state_without_reading_it_first(monkeypatch):
 
 @pytest.mark.parametrize("ask", [2**63 - 1, -1])
 def test_bfs_tree_writes_int_levels_the_conversion_then_finds(monkeypatch, ask):
-    """``int_levels=``: the final pass writes int64 levels (BFS converts them next), and
+    """``int_unreachable=``: the final pass writes int64 levels (BFS converts them next), and
     kernels.cpu.int_levels returns them without a pass of its own; asked for another value for
     unreached vertices, it swaps that in."""
     rng = np.random.default_rng(9)
@@ -413,7 +413,8 @@ def test_bfs_tree_writes_int_levels_the_conversion_then_finds(monkeypatch, ask):
     hops, parent_want, levels_want = _tree_reference(n, src, dst, 3)
     state = np.full(n, np.inf)
     state[3] = 0.0
-    levels, _, parent = cpu.bfs_tree(indptr, indices, 3, state, lambda: _csr(dst, src, n, np.int32), int_levels=ask)
+    levels, _, parent = cpu.bfs_tree(indptr, indices, 3, state, lambda: _csr(dst, src, n, np.int32),
+                                     int_unreachable=ask)
     assert levels == levels_want
     np.testing.assert_array_equal(parent, parent_want)
     fast = cpu.compiled()

@@ -57,7 +57,8 @@ def bfs(G, source, *, memory=None, device: str = "auto", device_memory=None,
               outputs=(np.int64, np.int64))
     eng, xp = run.engine, run.engine.backend.xp
     depth = unreached(eng, s)
-    levels, parent = eng.shortest_paths(depth, plus=1.0, source=s, execution=execution, int_levels=UNREACHABLE)
+    levels, parent = eng.shortest_paths(depth, plus=1.0, source=s, execution=execution,
+                                        int_unreachable=UNREACHABLE)
     # Depths to int64 on the backend's device: on a GPU the host-side conversion made BFS several
     # times slower than the identical SSSP on R-MAT-25 (benchmarks/RESULTS.md).
     # One temporary, not four (3 ms of a 50 ms BFS on road FLA on the CPU); with the compiled CPU

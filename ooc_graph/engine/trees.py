@@ -24,13 +24,13 @@ class Trees:
     """The shortest-path tree operators of :class:`~.core.Engine` (a mixin over
     :class:`~.traversal.Traversals`)."""
 
-    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto", int_levels=None):
+    def shortest_paths(self, state, *, plus, source: int, execution: str = "auto", int_unreachable=None):
         """``propagate_min`` from ``source`` and then ``tight_parents``: ``(iterations, parent)``.
         ``state`` must be infinite everywhere but at ``source``, where it is 0. Where the levels
         allow, the traversal builds the tree on the way (``Traversals._propagate``); where the compiled
         CPU kernels hold the CSR in memory, one traversal does both. In a
         distributed run only this worker's own vertices of ``parent`` may be current: return it
-        with ``result(parent, gathered=False)``. ``int_levels``: BFS's value for unreached vertices,
+        with ``result(parent, gathered=False)``. ``int_unreachable``: BFS's value for unreached vertices,
         where the caller converts the levels with the backend's ``int_levels`` next: the CPU's
         compiled BFS then writes them so, and that conversion finds it done."""
         if execution not in EXECUTIONS:  # checked here too: that traversal does not look at it
@@ -38,7 +38,7 @@ class Trees:
         k, n = self.backend.kernels, self.graph.num_vertices
         csr = self._whole_csr(plus)
         if csr is not None:
-            tree = self._bfs_tree(state, plus, source, int_levels)
+            tree = self._bfs_tree(state, plus, source, int_unreachable)
             if tree is not None:
                 return tree
             parent = _unset_tree(self.backend, n, source)
@@ -59,7 +59,7 @@ class Trees:
             return iterations, _roots_and_unreached(parent, n, source)
         return iterations, self.tight_parents(state, plus=plus, root=source, gathered=False, parent=parent)
 
-    def _bfs_tree(self, state, plus, source: int, int_levels=None):
+    def _bfs_tree(self, state, plus, source: int, int_unreachable=None):
         """``shortest_paths`` for unit increments from a fresh state (its callers' promise, not
         checked again), in one compiled call (``kernels.bfs_tree``: direction-optimising, the
         parents built on the way) over the out-CSR in memory and, for bottom-up levels, the
@@ -75,7 +75,8 @@ class Trees:
             return None if csr is None else csr[:2]
         before, t = self.stats.as_dict(), time.perf_counter()
         with self._scratch(bfs=True) as room:
-            done = (k.bfs_tree(indptr, indices, source, state, in_csr, fresh=True, int_levels=int_levels)
+            done = (k.bfs_tree(indptr, indices, source, state, in_csr, fresh=True,
+                               int_unreachable=int_unreachable)
                     if room else None)
         if done is None:
             return None
