@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-import threading
 from types import ModuleType
 
 import numpy as np
@@ -58,26 +56,6 @@ _cupy_missing = False  # CuPy failed to import: Python does not remember that, a
 #                       searches every path entry (a tenth of a millisecond, each call on a small graph)
 
 
-_warming = []  # the thread importing what CuPy's operators load on first use, once started
-
-
-def _warm_cupy_imports() -> None:
-    """CuPy's array operators look cupyx's sparse module up on their first use (``a == 0``), and
-    importing it imports SciPy's: ~0.4 s of a process's first GPU call on an H200 host. Started
-    on a thread as CuPy is imported, it runs while CUDA initialises and the store is read; the
-    import lock makes the first operator wait for it if it comes sooner."""
-    if _warming:
-        return
-
-    def run():
-        try:
-            importlib.import_module("cupyx.scipy.sparse")
-        except Exception:  # SciPy absent or broken: the operator that needs it says so itself
-            pass
-    _warming.append(threading.Thread(target=run, name="ooc-graph-warm-imports", daemon=True))
-    _warming[0].start()
-
-
 def gpu_available() -> bool:
     global _cupy_missing
     if _cupy_missing:
@@ -90,7 +68,6 @@ def gpu_available() -> bool:
         return False
     except Exception:  # CuPy there but broken (its CUDA libraries): asked again next time
         return False
-    _warm_cupy_imports()
     try:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:  # no driver, or no device: both mean "no GPU here"
