@@ -19,9 +19,8 @@ unweighted), built in ``--work`` unless there. Every timing runs in a fresh proc
     same for what a PageRank call imports before it runs (``call``) and for every public name
     (``everything``: what the import loaded before its names were lazy);
   * ``first_call_profile`` (``--profile``): cProfile's top functions of a fresh process's first call.
-Before timing, the bytecode of ours and of every third-party package the call imports is written
-(``python -m compileall``), as ``pip install`` writes it: the lent GPU machines set
-``PYTHONDONTWRITEBYTECODE`` and ship NumPy, h5py and CuPy without it. Writes
+Before timing, the bytecode of ours and of every third-party package the call imports is written,
+as ``pip install`` writes it (``installed.py``). Writes
 ``results/cold-call-<name>.json`` with the command and the machine.
 """
 
@@ -35,6 +34,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from installed import write_bytecode
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
@@ -157,38 +158,6 @@ def imports(repeat: int) -> dict:
     return out["import"] | {"call": out["call"], "everything": out["everything"]}
 
 
-CHILD_IMPORTED = r"""
-import json, site, sys
-from ooc_graph.cli import main
-main(sys.argv[1:])
-where = tuple(site.getsitepackages() + [site.getusersitepackages()])
-roots = set()
-for name, module in list(sys.modules.items()):
-    top = sys.modules.get(name.split(".")[0])
-    paths = list(getattr(top, "__path__", [])) or [getattr(top, "__file__", None) or ""]
-    roots.update(p for p in paths if p.startswith(where) and not p.endswith((".so", ".pyd")))
-print(json.dumps(sorted(roots)))
-"""
-
-
-def compile_bytecode(cli: list) -> dict:
-    """Write the bytecode of the package and of every third-party package ``cli`` imports first,
-    as ``pip install`` does (and as any run does where ``PYTHONDONTWRITEBYTECODE`` is unset): else
-    every timed process compiles ~300 of our modules from source (~0.65 s on an H200 host whose
-    environment sets that variable) and NumPy's, h5py's and CuPy's (``import numpy`` 0.44-0.49 s
-    there against 0.12-0.21 s compiled, on a 1xH100 host). Folders not writable are left as found
-    (listed)."""
-    import importlib.util
-    ours = [p for name in ("ooc_graph", "ooc_graph.kernels", "ooc_graph.partitioning")
-            for p in importlib.util.find_spec(name).submodule_search_locations]
-    theirs = json.loads(wall([PY, "-c", CHILD_IMPORTED, *cli[1:]])[1].strip().splitlines()[-1])
-    theirs = [p for p in theirs if not any(Path(p).is_relative_to(o) for o in ours)]
-    writable = [p for p in theirs if os.access(p, os.W_OK)]
-    subprocess.run([PY, "-m", "compileall", "-q", "-j", "0", *ours, *writable], capture_output=True)
-    return {"how": "compiled before timing (python -m compileall), as pip install does",
-            "third_party": writable, "not_writable": sorted(set(theirs) - set(writable))}
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=int, default=25)
@@ -212,7 +181,7 @@ def main():
     with ooc_graph.open(store) as G:
         rec["graph"] = {"scale": a.scale, "vertices": G.num_vertices, "arcs": G.num_arcs}
     cli = ["ooc-graph", "run", a.algorithm, str(store), "--device", a.device, "--quiet"]
-    rec["bytecode"] = compile_bytecode(cli + ["--no-store"])
+    rec["bytecode"] = write_bytecode("from ooc_graph.cli import main; main(sys.argv[1:])", *cli[1:], "--no-store")
     wall(cli + ["--no-store"])  # the page cache warm, numba's cache written (and once by compile_bytecode)
     rec["cli"] = {"store_s": min(wall(cli)[0] for _ in range(a.repeat)),
                   "no_store_s": min(wall(cli + ["--no-store"])[0] for _ in range(a.repeat)),

@@ -274,9 +274,11 @@ def scatter_min(state, ids, values, changed) -> None:
 def inverse_degree(degree) -> tuple:
     """``(1 / degree, how many are 0)``: PageRank's inverse out-degrees as float64 (0 where a
     vertex dangles), from integer degrees or sums of out-weights."""
-    degree = np.asarray(degree).astype(np.float64, copy=False)
-    dangles = degree == 0
-    return np.where(dangles, 0.0, 1.0 / np.where(dangles, 1.0, degree)), int(np.count_nonzero(dangles))
+    degree = np.asarray(degree)
+    inv = np.zeros(degree.shape, np.float64)  # one array written, no temporaries of n doubles:
+    live = degree != 0  # 34-50 ms for 4M vertices (2-core machine) where 3 np.where did 155-307
+    np.divide(1.0, degree, out=inv, where=live, dtype=np.float64)
+    return inv, int(degree.size - np.count_nonzero(live))
 
 
 def pagerank_step(y, x, p, inv, alpha: float, lost: float, contrib, out=None):

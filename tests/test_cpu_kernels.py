@@ -224,6 +224,21 @@ def test_pagerank_step_equals_reference():
             np.testing.assert_allclose(sums, out[0][2], rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint32, np.float64, np.float32])
+@pytest.mark.parametrize("n", [0, 1, 7, 30_001])
+def test_inverse_degree_is_one_over_the_degree_in_float64_and_zero_where_it_dangles(dtype, n):
+    """Float32 out-weights are divided as float64 (the GPU's inverse matches this bit for bit)."""
+    rng = np.random.default_rng(n)
+    degree = (rng.integers(0, 4, n) * rng.integers(0, 1000, n)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        degree *= 0.37
+    inv, dangling = cpu.inverse_degree(degree)
+    live = degree != 0
+    assert inv.dtype == np.float64 and inv.shape == (n,) and dangling == n - int(live.sum())
+    np.testing.assert_array_equal(inv[live], [1.0 / float(d) for d in degree[live]])
+    assert not inv[~live].any()
+
+
 def test_without_numba_the_numpy_path_runs(tmp_path, monkeypatch):
     """numba is optional: where it cannot be imported the NumPy kernels run, with the same results."""
     import ooc_graph.kernels as kernels
