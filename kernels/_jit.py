@@ -14,7 +14,8 @@ differ from what this expects, nothing is registered (numba's own keying stays).
 
 It also spares a process's first kernel call most of numba's start: a kernel found in the cache
 loads without numba's compiler set-up (:class:`_CachedLoad`), and nothing imports SciPy's linear
-algebra (:func:`_blas_located`).
+algebra (:func:`_blas_located`). A process that compiles deletes the cache files no load can use
+any more (:func:`prune`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import logging
+import pickle
 import re
 import sys
+import time
 from pathlib import Path
 
 import numba
@@ -155,6 +158,55 @@ class _CachedLoad:
         nrt.rtsys.initialize(target_context)
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        super().save_overload(sig, data)
+        files = getattr(self, "_cache_file", None)
+        folder, stamp = getattr(files, "_cache_path", None), getattr(files, "_source_stamp", None)
+        if folder is not None and stamp is not None and folder not in _pruned:
+            _pruned.add(folder)
+            prune(Path(folder), stamp)
+
+
+_pruned: set = set()  # cache folders pruned by this process (once each, at its first save)
+_ORPHAN_AGE = 60.0  # seconds: a data file younger than this may belong to an index being written
+
+
+def prune(folder: Path, stamp: str) -> list:
+    """Delete this Python's cached kernels in ``folder`` that no load can use: indexes stamped
+    with other sources (numba ignores them), and data files no current index names (numba never
+    deletes any: a kernel that moved to another line, or sources edited, left them; hundreds
+    gathered in a checkout). Another numba's or Python's files are left alone. Returns the
+    names deleted."""
+    tag = f".py{sys.version_info.major}{sys.version_info.minor}."
+    live, dead = set(), []
+    for index in folder.glob(f"*{tag[:-1]}.nbi"):
+        try:
+            with open(index, "rb") as f:
+                if pickle.load(f) != numba.__version__:
+                    continue
+                found, overloads = pickle.loads(f.read())
+        except Exception:  # being written, or not numba's: left as found
+            continue
+        if found == stamp:
+            live.update(overloads.values())
+        else:
+            dead.append(index)
+    now = time.time()
+    for data in folder.glob(f"*{tag}*.nbc"):
+        try:
+            if data.name not in live and now - data.stat().st_mtime > _ORPHAN_AGE:
+                dead.append(data)
+        except OSError:
+            continue
+    for path in dead:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    if dead:
+        log.debug("pruned %d stale cache files of %s", len(dead), folder)
+    return [path.name for path in dead]
 
 
 def _scipy_blas_installed() -> bool:

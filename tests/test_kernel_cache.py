@@ -145,3 +145,58 @@ def test_cached_kernels_load_without_numbas_compiler_set_up():
         done = subprocess.run([sys.executable, "-c", CACHED_LOAD, run], capture_output=True, text=True, timeout=600,
                               env=env)
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+KERNEL = '''from ooc_graph.kernels._jit import njit, serve
+serve(__file__, ("k",))
+
+
+@njit(cache=True)
+def f(x):
+    return x + ONE
+
+
+ONE = {one}
+'''
+
+
+def test_a_process_that_compiles_prunes_what_no_load_can_use(tmp_path):
+    """Indexes stamped with other sources and data files no current index names are deleted at
+    a process's first save; another Python's files, and data files too young to be sure of (an
+    index being written), are left."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    package = tmp_path / "pk"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "k.py").write_text(KERNEL.format(one=1))
+    run = [sys.executable, "-c", "import sys; sys.path.insert(0, '.'); import pk.k as k; print(k.f(1))"]
+    first = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert first.stdout.split() == ["2"], first.stderr[-2000:]
+    cache = package / "__pycache__"
+    tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+    [index] = cache.glob(f"*.{tag}.nbi")
+    base = index.name[:-len(".nbi")]
+    old = 0.0  # planted files' mtime: long ago
+    moved = cache / f"f-99.{tag}.nbi"  # a kernel that was on another line, sources since edited
+    with open(moved, "wb") as out:
+        pickle.dump(numba.__version__, out)
+        out.write(pickle.dumps(("another stamp", {"key": f"f-99.{tag}.1.nbc"})))
+    planted = {"stale index": moved, "its data": cache / f"f-99.{tag}.1.nbc", "unnamed data": cache / f"{base}.7.nbc",
+               "young": cache / f"g-5.{tag}.1.nbc", "other python": cache / "f-4.py399.1.nbc",
+               "other python index": cache / "f-4.py399.nbi"}
+    for name, path in planted.items():
+        if not path.exists():
+            path.write_bytes(b"x")
+        if name != "young":
+            os.utime(path, (old, old))
+    (package / "k.py").write_text(KERNEL.format(one=2))  # new sources: the kernel compiles and is saved
+    second = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert second.stdout.split() == ["3"], second.stderr[-2000:]
+    left = {name for name, path in planted.items() if path.exists()}
+    assert left == {"young", "other python", "other python index"}
+    assert index.exists() and (cache / f"{base}.1.nbc").exists()  # the current kernel, saved again
+    again = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)  # loads it
+    assert again.stdout.split() == ["3"], again.stderr[-2000:]
