@@ -69,6 +69,15 @@ def data_dir():
     return DATA
 
 
+def random_degrees(dtype, n: int) -> np.ndarray:
+    """``n`` out-degrees (or out-weight sums, for a float ``dtype``) of ``dtype``, about half of them 0."""
+    rng = np.random.default_rng(n)
+    degree = (rng.integers(0, 4, n) * rng.integers(0, 1000, n)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        degree *= 0.37
+    return degree
+
+
 def random_edges(rng, *, n, m, weighted=False, loops=True, dupes=True, big_ids=False):
     """Random edges with self-loops and duplicates; weights exactly representable in float32."""
     src = rng.integers(0, n, m)

@@ -15,7 +15,7 @@ from ooc_graph import config
 from ooc_graph.engine import Engine
 from ooc_graph.kernels import cpu
 
-from conftest import edge_array, random_edges
+from conftest import edge_array, random_degrees, random_edges
 
 numba = pytest.importorskip("numba", reason="the compiled CPU kernels need numba (the 'cpu' extra)")
 
@@ -228,10 +228,7 @@ def test_pagerank_step_equals_reference():
 @pytest.mark.parametrize("n", [0, 1, 7, 30_001])
 def test_inverse_degree_is_one_over_the_degree_in_float64_and_zero_where_it_dangles(dtype, n):
     """Float32 out-weights are divided as float64 (the GPU's inverse matches this bit for bit)."""
-    rng = np.random.default_rng(n)
-    degree = (rng.integers(0, 4, n) * rng.integers(0, 1000, n)).astype(dtype)
-    if np.dtype(dtype).kind == "f":
-        degree *= 0.37
+    degree = random_degrees(dtype, n)
     inv, dangling = cpu.inverse_degree(degree)
     live = degree != 0
     assert inv.dtype == np.float64 and inv.shape == (n,) and dangling == n - int(live.sum())

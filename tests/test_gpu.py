@@ -13,7 +13,7 @@ import ooc_graph
 from ooc_graph import config
 from ooc_graph.errors import DeviceError
 
-from conftest import hub_edges, random_edges
+from conftest import hub_edges, random_degrees, random_edges
 
 pytestmark = pytest.mark.gpu
 
@@ -229,10 +229,7 @@ def test_inverse_degree_matches_the_cpu_bit_for_bit(dtype, n):
     import cupy as cp
 
     from ooc_graph.kernels import cpu, gpu
-    rng = np.random.default_rng(n)
-    degree = (rng.integers(0, 4, n) * rng.integers(0, 1000, n)).astype(dtype)
-    if np.dtype(dtype).kind == "f":
-        degree *= 0.37
+    degree = random_degrees(dtype, n)
     inv, dangling = gpu.inverse_degree(cp.asarray(degree))
     want, want_dangling = cpu.inverse_degree(degree)
     assert inv.dtype == np.float64 and dangling == want_dangling == int((degree == 0).sum())
