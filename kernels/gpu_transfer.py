@@ -12,6 +12,8 @@ import numpy as np
 
 from ooc_graph import config
 
+from . import gpu_pinned
+
 
 class _Slot:
     """Device staging buffers for one chunk in flight, reusable once ``done`` has fired."""
@@ -83,13 +85,10 @@ STAGING_SLOTS = _Stager.SLOTS
 
 
 def empty_pinned(shape, dtype) -> np.ndarray:
-    """A NumPy array in page-locked memory from CuPy's pinned pool (what ``cupyx.empty_pinned``
-    makes, without importing cupyx: its package imports cupyx.scipy.sparse and SciPy's, ~0.55 s
-    of a cold call's start on an H200 host)."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    memory = cp.cuda.alloc_pinned_memory(count * dtype.itemsize)
-    return np.ndarray(shape, dtype=dtype, buffer=memory)
+    """A NumPy array in page-locked memory (:mod:`.gpu_pinned`: our own registered huge pages, or
+    CuPy's pinned pool; not ``cupyx.empty_pinned``, whose package imports cupyx.scipy.sparse and
+    SciPy's, ~0.55 s of a cold call's start on an H200 host)."""
+    return gpu_pinned.empty(shape, dtype)
 
 
 def empty_host(shape, dtype):
@@ -222,7 +221,7 @@ def _to_host_staged(array, out):
     return out
 
 
-# Result arrays of a one-process GPU run live in page-locked memory from CuPy's pinned pool: the
+# Result arrays of a one-process GPU run live in page-locked memory from the pinned pool: the
 # device copies into them at bus speed, and when the user drops a result its block goes back to
 # the pool, already mapped, for the next call's. (Fresh pageable memory is bound by its page
 # faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host, the largest part of a 12 ms call.)
@@ -245,11 +244,12 @@ def empty_result(shape, dtype, device: int | None = None) -> np.ndarray:
 
 
 def free_unused_memory() -> None:
-    """Give the unused blocks of CuPy's pools back (an engine's release): page-locked host memory
-    to the system, and device memory to the driver, where other processes see it free (a
+    """Give the unused blocks of the pools back (an engine's release): page-locked host memory
+    (:mod:`.gpu_pinned`'s and CuPy's) to the system, and device memory to the driver, where other processes see it free (a
     worker of a multi-GPU call on the same GPU sizes its budget by what is free; blocks this
     process's pool kept would make it stream what it could hold)."""
     _stager().clear()
+    gpu_pinned.free_all()
     cp.get_default_pinned_memory_pool().free_all_blocks()
     cp.get_default_memory_pool().free_all_blocks()
 
@@ -260,8 +260,9 @@ _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 def mapped(array: np.ndarray) -> "cp.ndarray":
     """``array`` copied into page-locked host memory and seen from the device (zero-copy: kernels
     read it across the bus as they go, nothing is copied ahead). With unified addressing,
-    memory from ``cudaHostAlloc`` (CuPy's pinned pool) has the same address on the device. The
-    copy in runs on the staging threads."""
+    page-locked memory (``cudaHostAlloc``'s, or registered where the device reads it at its host
+    address: :mod:`.gpu_pinned`) has the same address on the device. The copy in runs on the
+    staging threads."""
     array = np.ascontiguousarray(array)
     host = empty_pinned(array.shape, array.dtype)
     src, dst = array.reshape(-1).view(np.uint8), host.reshape(-1).view(np.uint8)

@@ -482,7 +482,8 @@ def test_release_gives_device_memory_back(rmat):
     ooc_graph.pagerank(rmat, device="gpu")
     rmat.release()
     assert pool.total_bytes() <= held - (256 << 20)
-    assert cp.get_default_pinned_memory_pool().n_free_blocks() == 0
+    from ooc_graph.kernels import gpu_pinned
+    assert cp.get_default_pinned_memory_pool().n_free_blocks() == 0 and gpu_pinned.free_blocks() == 0
 
 
 def test_streamed_calls_keep_to_device_memory_and_release_frees_the_copy_ring(tmp_path):
