@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import ooc_graph
 from ooc_graph.errors import InputError, ParameterError
 
-from conftest import random_edges
+from conftest import DATA, random_edges
 
 
 def arcs(G):
@@ -317,10 +317,25 @@ def test_column_tuple_with_no_weights(tmp_path):
     np.testing.assert_array_equal(ooc_graph.bfs(a, 0, device="cpu").depth, ooc_graph.bfs(b, 0, device="cpu").depth)
 
 
+@pytest.mark.parametrize("name, directed", [("email-enron", False), ("ca-astroph", False), ("ego-twitter", False),
+                                            ("cit-hepph", True), ("soc-slashdot0902", True)])
+def test_the_shared_snap_files_are_read_as_their_readme_says(name, directed):
+    """The shared data's SNAP copies (../shared/data/README.md gives each one's kind) say it in
+    their first line, SNAPDatasets.jl's way: email-enron became a directed store from it."""
+    from ooc_graph.ingest.formats import snap_directed
+    path = DATA / "snap" / f"{name}.txt.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    assert snap_directed(path) is directed
+
+
 @pytest.mark.parametrize("header,directed", [
     ("# Undirected graph: ../../data/output/com-friendster.ungraph.txt", False),
     ("# Directed graph (each unordered pair of nodes is saved once): Wiki-Vote.txt", True),
+    ("# email-enron from SNAP (via SNAPDatasets.jl), undirected", False),  # the shared data's copies
+    ("# cit-hepph from SNAP (via SNAPDatasets.jl), directed", True),
     ("# Friendster social network", True),  # says neither: the default, directed
+    ("# crawled pages, some links undirected, most not", True),  # no header of either kind
 ])
 @pytest.mark.parametrize("opener", [open, gzip.open])
 def test_snap_header_says_whether_directed(tmp_path, edges, header, directed, opener):

@@ -99,7 +99,8 @@ def convert(source, out, *, format: str | None = None, directed: bool | None = N
         Input format; by default from the file suffix.
     directed : bool, optional
         ``False`` symmetrises every edge. Default: what the input says (a SNAP edge list's
-        ``# Undirected graph`` / ``# Directed graph`` header line, Matrix Market's symmetry, a
+        ``# Undirected graph`` / ``# Directed graph`` header line, or a header line ending in
+        ``, undirected`` / ``, directed`` as SNAPDatasets.jl writes it; Matrix Market's symmetry, a
         ``.gr`` file's kind, a networkx graph's class), else ``True``: directed, unlike networkx's
         and cuGraph's readers, which default to undirected.
     weighted : bool, optional

@@ -123,14 +123,17 @@ def _declared(chunks, path: Path, declared: int, what: str):
 
 
 # SNAP's header says which graph a file holds: "# Undirected graph: ../../data/output/com-
-# friendster.ungraph.txt", "# Directed graph (each unordered pair of nodes is saved once): Wiki-Vote.txt"
-_SNAP_KIND = re.compile(rb"^[#%]\s*(directed|undirected)\s+graph\b", re.IGNORECASE)
+# friendster.ungraph.txt", "# Directed graph (each unordered pair of nodes is saved once): Wiki-Vote.txt";
+# the copies SNAPDatasets.jl writes end their first line with it: "# email-enron from SNAP (via
+# SNAPDatasets.jl), undirected".
+_SNAP_KIND = re.compile(rb"^[#%]\s*(directed|undirected)\s+graph\b|^[#%].*,\s*(directed|undirected)$", re.IGNORECASE)
 _HEADER_LINES = 64  # comment lines at the top looked at for it
 
 
 def snap_directed(path: Path) -> bool | None:
     """Whether the comment lines at the top of an edge list say ``Directed graph`` (True) or
-    ``Undirected graph`` (False), as SNAP's files do; None where they say neither."""
+    ``Undirected graph`` (False), as SNAP's files do (or end a line with ``, directed`` /
+    ``, undirected``, as SNAPDatasets.jl's copies do); None where they say neither."""
     with InputFile(path) as f:
         for _ in range(_HEADER_LINES):
             raw = f.readline()
@@ -139,7 +142,7 @@ def snap_directed(path: Path) -> bool | None:
                 return None  # the end, or past the comments
             m = _SNAP_KIND.match(line)
             if m:
-                return m.group(1).lower() == b"directed"
+                return (m.group(1) or m.group(2)).lower() == b"directed"
     return None
 
 
