@@ -266,7 +266,7 @@ class GPU(_Section):
     # page-locked host memory (zero-copy, EMOGI), its offsets on the device; False: chunks stream.
     zero_copy: bool = True
     # Results of a one-process GPU run up to this share of physical memory live in page-locked
-    # memory from CuPy's pinned pool (copied into at bus speed; fresh pageable memory is bound by
+    # memory from the pinned pool (kernels/gpu_pinned.py; copied into at bus speed; fresh pageable memory is bound by
     # its page faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host); larger ones pageable.
     pinned_results_share: float = 1 / 16
 

@@ -93,8 +93,8 @@ class ChunkStream(Csrs):
         # On a GPU the device cache above holds decoded chunks; this host cache keeps raw chunks in
         # pinned memory so that chunks streamed again on every pass come at bus speed, not disk speed.
         # Where the device cache holds every chunk, a raw copy would only cost pinned allocations
-        # (cudaHostAlloc: ~0.34 s of a 1.7 s first call on R-MAT-24): reads then go through CuPy's
-        # pinned pool, whose few blocks are reused chunk after chunk.
+        # (cudaHostAlloc took ~0.34 s of a 1.7 s first call on R-MAT-24): reads then go through the
+        # pinned pool (kernels/gpu_pinned.py), whose few blocks are reused chunk after chunk.
         holds_all = self.cache.budget >= (stop - start) * cached_arc and not graph.augmented
         self.host_cache = None if free_device is None or holds_all else ResidentCache(self.memory)
         self.stats = Stats()
