@@ -10,8 +10,10 @@ GPU backend makes comes from here: chunks read from the store, the staging ring,
 read in place (zero-copy).
 
 A block goes back to the pool when the last array over it is dropped, and serves the next request
-of its (rounded) size, as CuPy's pool does; :func:`free_all` unregisters and unmaps the free ones.
-Where this cannot work — a mapping or registration the system refuses, a device that cannot read
+of its size (rounded up to 64 KiB), as CuPy's pool does; :func:`free_all` unregisters and unmaps the
+free ones. Requests under 1 MiB (a small graph's chunks and results) take CuPy's pool: page-locking
+them costs little, and a block of their own each would hold more memory than budgets count. Where
+this cannot work — a mapping or registration the system refuses, a device that cannot read
 registered memory at its host address (``cudaDevAttrCanUseHostPointerForRegisteredMem``; zero-copy
 reads pass host addresses) — CuPy's pool serves, as before.
 """
@@ -25,11 +27,14 @@ import weakref
 import cupy as cp
 import numpy as np
 
-ROUND = 2 << 20  # block sizes are whole huge pages
+GRAIN = 64 << 10  # block sizes are multiples of this
+MIN_BYTES = 1 << 20  # smaller requests take CuPy's pool
 _REGISTER_FLAGS = 3  # cudaHostRegisterPortable | cudaHostRegisterMapped: every context, device-visible
 _HOST_POINTER_ATTRIBUTE = 91  # cudaDevAttrCanUseHostPointerForRegisteredMem
 
-_lock = threading.Lock()
+# Reentrant: a block comes back from a finalizer, which a collection of cyclic garbage may run on
+# this thread at any allocation, also one made while the lock is held.
+_lock = threading.RLock()
 _free: dict = {}  # block size -> free blocks of that size
 _usable: dict = {}  # device -> whether registered memory works there (asked once)
 
@@ -96,7 +101,7 @@ def empty(shape, dtype) -> np.ndarray:
     one cannot serve (module docstring)."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    block = _take(max(ROUND, -(-nbytes // ROUND) * ROUND)) if nbytes and _works_here() else None
+    block = _take(-(-nbytes // GRAIN) * GRAIN) if nbytes >= MIN_BYTES and _works_here() else None
     if block is None:
         memory = cp.cuda.alloc_pinned_memory(nbytes)
         return np.ndarray(shape, dtype=dtype, buffer=memory)
@@ -109,13 +114,17 @@ def empty(shape, dtype) -> np.ndarray:
 def free_blocks() -> int:
     """How many free blocks the pool holds."""
     with _lock:
-        return sum(len(blocks) for blocks in _free.values())
+        held = list(_free.values())
+    return sum(map(len, held))
 
 
 def free_all() -> None:
     """Unregister and unmap every free block (blocks in use stay, and return when dropped)."""
-    with _lock:
-        blocks = [block for held in _free.values() for block in held]
-        _free.clear()
-    for block in blocks:
-        block.close()
+    global _free
+    fresh = {}
+    with _lock:  # nothing allocated while it is held: a block given back meanwhile goes to ``fresh``
+        held = _free
+        _free = fresh
+    for blocks in held.values():
+        for block in blocks:
+            block.close()

@@ -28,14 +28,22 @@ def _registered(array) -> bool:
     return attributes.type == 1 and attributes.hostPointer == array.ctypes.data  # cudaMemoryTypeHost
 
 
+def _cupys(array) -> bool:
+    import cupy as cp
+    return isinstance(array.base, cp.cuda.PinnedMemoryPointer)
+
+
 @pytest.mark.parametrize("shape, dtype", [((1000,), np.int32), ((3, 700_001), np.float64), ((5 << 20,), np.uint8),
-                                          ((), np.int64)])
+                                          ((), np.int64), ((1 << 18,), np.int32)])
 def test_arrays_are_page_locked_and_copy_both_ways(pinned, shape, dtype):
+    """Requests of 1 MiB and more come from the pool's registered blocks, smaller ones from
+    CuPy's pool; both are page-locked and copy asynchronously."""
     import cupy as cp
     from ooc_graph.kernels import gpu_transfer
     a = pinned.empty(shape, dtype)
     assert a.shape == shape and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
     assert _registered(a) and gpu_transfer.page_locked(a)
+    assert _cupys(a) == (a.nbytes < pinned.MIN_BYTES)
     a[...] = np.arange(a.size, dtype=dtype).reshape(shape)
     d = cp.empty(shape, dtype)
     stream = cp.cuda.Stream(non_blocking=True)
@@ -60,8 +68,11 @@ def test_a_block_returns_only_once_every_view_is_gone(pinned):
     del view, other
     gc.collect()
     assert pinned.free_blocks() == 2
-    again = pinned.empty((4 << 20,), np.uint8)  # the same rounded size: a free block is reused
+    again = pinned.empty((4 << 20,), np.uint8)  # the same size: a free block is reused
     assert again.ctypes.data in addresses and pinned.free_blocks() == 1
+    odd = pinned.empty(((4 << 20) + 1,), np.uint8)  # a size rounded to another block size: a new one
+    assert odd.ctypes.data not in addresses and pinned.free_blocks() == 1
+    del odd
     del again
     gc.collect()
     pinned.free_all()
@@ -82,18 +93,18 @@ def test_free_all_leaves_blocks_in_use_alone(pinned):
 def test_cupys_pool_serves_where_registered_memory_is_not_read_at_its_address(pinned, monkeypatch):
     import cupy as cp
     monkeypatch.setitem(pinned._usable, cp.cuda.runtime.getDevice(), False)
-    a = pinned.empty((1000,), np.int32)
-    assert isinstance(a.base, cp.cuda.PinnedMemoryPointer)
+    a = pinned.empty((1 << 20,), np.int32)
+    assert _cupys(a) and _registered(a)
+    del a
+    gc.collect()
     assert pinned.free_blocks() == 0
 
 
-def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned):
-    """Chunks streamed from the store land in the pool's blocks (none of CuPy's pinned pool is
-    used), the answers are the CPU's, and releasing the graph gives the free blocks back."""
-    import cupy as cp
-    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 16, 8, seed=2, directed=True, chunk_arcs=1 << 14, progress=False)
-    cupys = cp.get_default_pinned_memory_pool()
-    cupys.free_all_blocks()
+def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned, monkeypatch):
+    """Chunks streamed from the store land in the pool's blocks (every size taken here), the
+    answers are the CPU's, and releasing the graph gives the free blocks back."""
+    monkeypatch.setattr(pinned, "MIN_BYTES", 4096)
+    G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 8, seed=2, directed=True, chunk_arcs=1 << 18, progress=False)
     n = G.num_vertices
     budget = 5 * 8 * n + n + G.num_arcs * 8 // 4  # the vertex state and a quarter of the decoded arcs
     for algo in ("pagerank", "wcc"):
@@ -104,7 +115,6 @@ def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tm
             np.testing.assert_allclose(gpu.arrays()[name], a, rtol=1e-10, atol=1e-15)
     del cpu, gpu, a
     gc.collect()
-    assert cupys.n_free_blocks() == 0  # nothing came from CuPy's pinned pool
     assert pinned.free_blocks() > 0  # the chunks' blocks, back in the pool
     G.release()
     assert pinned.free_blocks() == 0
