@@ -11,8 +11,9 @@ read in place (zero-copy).
 
 A block goes back to the pool when the last array over it is dropped, and serves the next request
 of its size (rounded up to 64 KiB), as CuPy's pool does; :func:`free_all` unregisters and unmaps the
-free ones. Requests under 1 MiB (a small graph's chunks and results) take CuPy's pool: page-locking
-them costs little, and a block of their own each would hold more memory than budgets count. Where
+free ones. Requests under config ``gpu.pinned_min_bytes`` (1 MiB: a small graph's chunks and
+results) take CuPy's pool: page-locking them costs little, and a block of their own each would hold
+more memory than budgets count. Where
 this cannot work — a mapping or registration the system refuses, a device that cannot read
 registered memory at its host address (``cudaDevAttrCanUseHostPointerForRegisteredMem``; zero-copy
 reads pass host addresses) — CuPy's pool serves, as before.
@@ -27,8 +28,9 @@ import weakref
 import cupy as cp
 import numpy as np
 
+from ooc_graph import config
+
 GRAIN = 64 << 10  # block sizes are multiples of this
-MIN_BYTES = 1 << 20  # smaller requests take CuPy's pool
 _REGISTER_FLAGS = 3  # cudaHostRegisterPortable | cudaHostRegisterMapped: every context, device-visible
 _HOST_POINTER_ATTRIBUTE = 91  # cudaDevAttrCanUseHostPointerForRegisteredMem
 
@@ -101,7 +103,8 @@ def empty(shape, dtype) -> np.ndarray:
     one cannot serve (module docstring)."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    block = _take(-(-nbytes // GRAIN) * GRAIN) if nbytes >= MIN_BYTES and _works_here() else None
+    ours = nbytes >= max(config.get().gpu.pinned_min_bytes, 1) and _works_here()
+    block = _take(-(-nbytes // GRAIN) * GRAIN) if ours else None
     if block is None:
         memory = cp.cuda.alloc_pinned_memory(nbytes)
         return np.ndarray(shape, dtype=dtype, buffer=memory)

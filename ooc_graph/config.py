@@ -266,9 +266,13 @@ class GPU(_Section):
     # page-locked host memory (zero-copy, EMOGI), its offsets on the device; False: chunks stream.
     zero_copy: bool = True
     # Results of a one-process GPU run up to this share of physical memory live in page-locked
-    # memory from the pinned pool (kernels/gpu_pinned.py; copied into at bus speed; fresh pageable memory is bound by
-    # its page faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host); larger ones pageable.
+    # memory from the pinned pool (copied into at bus speed; fresh pageable memory is bound by its
+    # page faults: ~9 GB/s for BFS's two 33 MB arrays on an H100 host); larger ones pageable.
     pinned_results_share: float = 1 / 16
+    # Page-locked arrays of at least this many bytes take blocks of kernels/gpu_pinned.py (huge
+    # pages registered with CUDA: four of 66 MiB in 0.06 s against cudaHostAlloc's 0.19-0.26 s on
+    # an H100 host); smaller ones CuPy's pinned pool (a block each would hold more than budgets count).
+    pinned_min_bytes: int = 1 << 20
 
     _AT_LEAST_ONE = ("segment_bits", "queue_capacity", "levels_per_sync", "heavy_arcs", "bottom_up_group")
 

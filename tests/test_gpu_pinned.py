@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ooc_graph
+from ooc_graph import config
 
 pytestmark = pytest.mark.gpu
 
@@ -43,7 +44,7 @@ def test_arrays_are_page_locked_and_copy_both_ways(pinned, shape, dtype):
     a = pinned.empty(shape, dtype)
     assert a.shape == shape and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
     assert _registered(a) and gpu_transfer.page_locked(a)
-    assert _cupys(a) == (a.nbytes < pinned.MIN_BYTES)
+    assert _cupys(a) == (a.nbytes < config.get().gpu.pinned_min_bytes)
     a[...] = np.arange(a.size, dtype=dtype).reshape(shape)
     d = cp.empty(shape, dtype)
     stream = cp.cuda.Stream(non_blocking=True)
@@ -100,10 +101,10 @@ def test_cupys_pool_serves_where_registered_memory_is_not_read_at_its_address(pi
     assert pinned.free_blocks() == 0
 
 
-def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned, monkeypatch):
+def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned, configure):
     """Chunks streamed from the store land in the pool's blocks (every size taken here), the
     answers are the CPU's, and releasing the graph gives the free blocks back."""
-    monkeypatch.setattr(pinned, "MIN_BYTES", 4096)
+    configure({"gpu.pinned_min_bytes": 4096})
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 8, seed=2, directed=True, chunk_arcs=1 << 18, progress=False)
     n = G.num_vertices
     budget = 5 * 8 * n + n + G.num_arcs * 8 // 4  # the vertex state and a quarter of the decoded arcs

@@ -13,6 +13,10 @@ import types
 import numpy as np
 import pytest
 
+from ooc_graph import config
+
+MIN_BYTES = config.get().gpu.pinned_min_bytes
+
 
 class _PinnedMemoryPointer(bytearray):
     """What the stand-in's ``cupy.cuda.alloc_pinned_memory`` returns (a buffer)."""
@@ -86,15 +90,15 @@ def test_blocks_are_registered_rounded_reused_by_size_and_given_back(pool):
 
 
 def test_small_requests_refusals_and_other_devices_take_cupys_pool(pool):
-    small = pool.empty((pool.MIN_BYTES // 8 - 1,), np.int64)
+    small = pool.empty((MIN_BYTES // 8 - 1,), np.int64)
     assert isinstance(small.base, _PinnedMemoryPointer) and not pool.registered
     pool.behaviour["refuse"] = True
-    refused = pool.empty((pool.MIN_BYTES,), np.uint8)
+    refused = pool.empty((MIN_BYTES,), np.uint8)
     assert isinstance(refused.base, _PinnedMemoryPointer) and not pool.registered
     pool.behaviour["refuse"] = False
     pool._usable.clear()
     pool.behaviour["host_pointers"] = 0  # zero-copy reads pass host addresses: not here
-    elsewhere = pool.empty((pool.MIN_BYTES,), np.uint8)
+    elsewhere = pool.empty((MIN_BYTES,), np.uint8)
     assert isinstance(elsewhere.base, _PinnedMemoryPointer) and not pool.registered
     assert pool.empty((0,), np.float64).size == 0
 
@@ -102,7 +106,7 @@ def test_small_requests_refusals_and_other_devices_take_cupys_pool(pool):
 def test_a_block_given_back_while_the_pool_is_locked_does_not_deadlock(pool):
     """A finalizer gives a block back on whatever thread drops the last view, also one inside the
     pool's own locked sections (a garbage collection runs at any allocation)."""
-    a = pool.empty((pool.MIN_BYTES,), np.uint8)
+    a = pool.empty((MIN_BYTES,), np.uint8)
     done = threading.Event()
 
     def drop_inside():
