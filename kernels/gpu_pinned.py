@@ -5,18 +5,17 @@ CuPy's pinned pool takes its blocks from ``cudaHostAlloc``, which page-locks mem
 on a 1xH100 host (four blocks of 66 MiB, a cold call's chunks in flight: 0.19-0.26 s). Mapping the
 memory here on 2 MiB pages and registering it took 0.06-0.07 s for the same four blocks, and the
 copy engine reads it at the same 53 GB/s (``benchmarks/pinned.py``,
-``results/pinned-h100-s39.json``). Every page-locked array the
-GPU backend makes comes from here: chunks read from the store, the staging ring, results, CSRs
-read in place (zero-copy).
+``results/pinned-h100-s39.json``). Every page-locked array the GPU backend makes comes from here:
+chunks read from the store, the staging ring, results, CSRs read in place (zero-copy).
 
 A block goes back to the pool when the last array over it is dropped, and serves the next request
 of its size (rounded up to 64 KiB), as CuPy's pool does; :func:`free_all` unregisters and unmaps the
 free ones. Requests under config ``gpu.pinned_min_bytes`` (1 MiB: a small graph's chunks and
 results) take CuPy's pool: page-locking them costs little, and a block of their own each would hold
-more memory than budgets count. Where
-this cannot work — a mapping or registration the system refuses, a device that cannot read
-registered memory at its host address (``cudaDevAttrCanUseHostPointerForRegisteredMem``; zero-copy
-reads pass host addresses) — CuPy's pool serves, as before.
+more memory than budgets count. Where this cannot work — a mapping or registration the system
+refuses, a device that cannot read registered memory at its host address
+(``cudaDevAttrCanUseHostPointerForRegisteredMem``; zero-copy reads pass host addresses) — CuPy's
+pool serves, as before.
 """
 
 from __future__ import annotations

@@ -245,9 +245,9 @@ def empty_result(shape, dtype, device: int | None = None) -> np.ndarray:
 
 def free_unused_memory() -> None:
     """Give the unused blocks of the pools back (an engine's release): page-locked host memory
-    (:mod:`.gpu_pinned`'s and CuPy's) to the system, and device memory to the driver, where other processes see it free (a
-    worker of a multi-GPU call on the same GPU sizes its budget by what is free; blocks this
-    process's pool kept would make it stream what it could hold)."""
+    (:mod:`.gpu_pinned`'s and CuPy's) to the system, and device memory to the driver, where other
+    processes see it free (a worker of a multi-GPU call on the same GPU sizes its budget by what is
+    free; blocks this process's pool kept would make it stream what it could hold)."""
     _stager().clear()
     gpu_pinned.free_all()
     cp.get_default_pinned_memory_pool().free_all_blocks()
