@@ -43,8 +43,9 @@ def pool(monkeypatch):
                                     hostRegister=register, hostUnregister=registered.pop)
     cuda = types.SimpleNamespace(runtime=runtime, alloc_pinned_memory=_PinnedMemoryPointer)
     monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
-    monkeypatch.delitem(sys.modules, "ooc_graph.kernels.gpu_pinned", raising=False)
     import ooc_graph.kernels as kernels
+    monkeypatch.delitem(sys.modules, "ooc_graph.kernels.gpu_pinned", raising=False)  # (the real one, on a GPU
+    monkeypatch.delattr(kernels, "gpu_pinned", raising=False)                          # machine: put back after)
     module = importlib.import_module("ooc_graph.kernels.gpu_pinned")
     module.registered, module.behaviour = registered, behaviour
     yield module
