@@ -24,6 +24,7 @@ from ooc_graph import config
 from ooc_graph.engine import stream
 from ooc_graph.errors import JobCancelled, JobError, ParameterError
 from ooc_graph.runtime import plan
+from ooc_graph.runtime.cluster import cpu_worker_environment, local_cpu_client
 
 from conftest import closed_by_peer, dask_client, edge_array, hub_edges, random_edges, stray_connections
 from test_ldbc import CASES as LDBC_CASES
@@ -384,12 +385,32 @@ def test_algorithm_keywords_and_results_in_the_store(client, tmp_path):
     assert job.status() == "finished" and job.progress()["state"] == "finished"
 
 
-def test_workers_keyword_starts_a_local_cluster(tmp_path):
+def _numba_threads():
+    import numba
+    return numba.get_num_threads()
+
+
+def test_cpu_workers_share_the_cores_unless_told(monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    assert cpu_worker_environment(1) == {"NUMBA_NUM_THREADS": str(cores)}
+    assert cpu_worker_environment(cores + 5) == {"NUMBA_NUM_THREADS": "1"}
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    assert cpu_worker_environment(2) == {}  # the user's, inherited as it is
+
+
+def test_workers_keyword_starts_a_local_cluster(tmp_path, monkeypatch):
+    """workers=N starts a LocalCluster of N CPU processes once, whose compiled kernels share this
+    machine's cores among them (numba took every core in each); a NUMBA_NUM_THREADS of the user's
+    is passed on as it is."""
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
     G = ooc_graph.convert(np.array([[0, 1], [1, 2], [2, 0], [3, 4]]), tmp_path / "g.h5", interval_size=2,
                           progress=False)
     r = ooc_graph.wcc(G, workers=2)
     assert r.labels.tolist() == [0, 0, 0, 3, 3] and r.stats["workers"] == 2
     assert ooc_graph.bfs(G, 0, workers=2).depth.tolist()[:3] == [0, 1, 2]  # the cluster is kept: no new start
+    threads = local_cpu_client(2).run(_numba_threads)
+    assert sorted(threads.values()) == [max(1, len(os.sched_getaffinity(0)) // 2)] * 2  # the cores shared
     with pytest.raises(ParameterError, match="contradicts"):
         ooc_graph.wcc(G, workers=2, device="gpu")
     with pytest.raises(ParameterError, match="one of"):

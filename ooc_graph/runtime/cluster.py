@@ -148,10 +148,23 @@ def local_cpu_client(workers: int):
             quiet_dask()
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=2, processes=True,
                                                memory_limit=0, dashboard_address=":0",
-                                               silence_logs=worker_log_level())
+                                               silence_logs=worker_log_level(), env=cpu_worker_environment(workers))
             _LOCAL[key] = (cluster, _local_client(distributed, cluster))
             log.info("started a LocalCluster of %d CPU workers", workers)
         return _prompt(*_LOCAL[key])
+
+
+def cpu_worker_environment(workers: int) -> dict:
+    """What each of ``workers`` CPU worker processes on this machine starts with: the compiled
+    kernels' threads (numba's) as this process's cores shared among them. numba starts a thread
+    for every core a process may use, whatever dask's ``OMP_NUM_THREADS=1`` for its workers says,
+    so ``workers`` processes ran ``workers`` x cores threads on the cores, each parallel kernel
+    waiting at its barriers for threads the others had taken. A ``NUMBA_NUM_THREADS`` set in this
+    environment is theirs as it is."""
+    if "NUMBA_NUM_THREADS" in os.environ:
+        return {}
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return {"NUMBA_NUM_THREADS": str(max(1, cores // workers))}
 
 
 def _local_client(distributed, cluster):
