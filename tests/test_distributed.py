@@ -385,11 +385,6 @@ def test_algorithm_keywords_and_results_in_the_store(client, tmp_path):
     assert job.status() == "finished" and job.progress()["state"] == "finished"
 
 
-def _numba_threads():
-    import numba
-    return numba.get_num_threads()
-
-
 def test_cpu_workers_share_the_cores_unless_told(monkeypatch):
     cores = len(os.sched_getaffinity(0))
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
@@ -409,7 +404,10 @@ def test_workers_keyword_starts_a_local_cluster(tmp_path, monkeypatch):
     r = ooc_graph.wcc(G, workers=2)
     assert r.labels.tolist() == [0, 0, 0, 3, 3] and r.stats["workers"] == 2
     assert ooc_graph.bfs(G, 0, workers=2).depth.tolist()[:3] == [0, 1, 2]  # the cluster is kept: no new start
-    threads = local_cpu_client(2).run(_numba_threads)
+    def numba_threads():  # (defined here: the workers get it by value, not by importing this file)
+        import numba
+        return numba.get_num_threads()
+    threads = local_cpu_client(2).run(numba_threads)
     assert sorted(threads.values()) == [max(1, len(os.sched_getaffinity(0)) // 2)] * 2  # the cores shared
     with pytest.raises(ParameterError, match="contradicts"):
         ooc_graph.wcc(G, workers=2, device="gpu")
