@@ -27,11 +27,11 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from cold_call import wall
 from installed import write_bytecode
 
 HERE = Path(__file__).resolve().parent
@@ -47,13 +47,10 @@ print(time.perf_counter() - t)
 """
 
 
-def _timed(cmd, cwd, env) -> float:
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - t
-    if proc.returncode:
-        sys.exit(f"{' '.join(map(str, cmd))} (in {cwd}) failed:\n{proc.stderr[-3000:]}")
-    return seconds if "-c" not in cmd else float(proc.stdout.split()[-1])
+def _timed(kind: str, cmd, cwd, env) -> float:
+    """Wall seconds of a CLI run; the call's own seconds (printed) of a ``first`` run."""
+    seconds, out = wall(cmd, env, cwd)
+    return seconds if kind == "cli" else float(out.split()[-1])
 
 
 def main():
@@ -78,13 +75,13 @@ def main():
              "base": ([sys.executable, "-c", _FIRST, store, a.algorithm, a.device], base, based)}
     bytecode = write_bytecode("from ooc_graph.cli import main; main(sys.argv[1:])", *args, extra=[base])
     for cmd, cwd, env in (*cli.values(), *first.values()):  # caches (pages, kernels) warm for both trees
-        _timed(cmd, cwd, env)
+        wall(cmd, env, cwd)
     times = {f"cli {k}": [] for k in cli} | {f"first {k}": [] for k in first}
     for r in range(a.rounds):
         for kind, runs in (("cli", cli), ("first", first)):
             names = list(runs)
             for k in names[r % len(names):] + names[:r % len(names)]:
-                times[f"{kind} {k}"].append(_timed(*runs[k]))
+                times[f"{kind} {k}"].append(_timed(kind, *runs[k]))
     summary = {k: {"min": min(v), "median": statistics.median(v)} for k, v in times.items()}
     rec = {"command": " ".join(["python3", "benchmarks/cli_alternation.py"] + sys.argv[1:]),
            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

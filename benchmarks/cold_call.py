@@ -51,12 +51,12 @@ def drop_pages(path: Path) -> None:
         os.close(fd)
 
 
-def wall(cmd: list, env=None) -> tuple:
+def wall(cmd: list, env=None, cwd=None) -> tuple:
     t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     seconds = time.perf_counter() - t
     if proc.returncode:
-        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}")
+        sys.exit(f"{' '.join(map(str, cmd))}{f' (in {cwd})' if cwd else ''} failed:\n{proc.stderr[-3000:]}")
     return seconds, proc.stdout
 
 
