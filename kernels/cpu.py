@@ -445,7 +445,6 @@ def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = Fal
     return int(ctx[2]) - 1, int(ctx[4]), parent
 
 
-
 def tree_parents(indptr, indices, weights, dist, plus, root: int, parent=None):
     """The parents :meth:`Engine.tight_parents` computes, from a whole out-CSR in one compiled
     call (``parent``: the strict part :func:`traverse_min` built, finished here in place); None

@@ -120,11 +120,11 @@ def _bits(n: int) -> int:
 def bfs_tree(indptr, indices, source: int, state, in_csr=None, fresh: bool = True, int_unreachable=None):
     """As :func:`.cpu.bfs_tree`: a unit-increment BFS from ``source`` over a fresh ``state`` (inf
     everywhere, 0 at ``source``; not checked here, ``fresh`` or not; ``int_unreachable`` is not
-    used: the levels stay float64), direction-optimising where
-    ``in_csr()`` gives the in-CSR (called at most once); ``(levels, arcs looked at, parent, log)``
-    with parent the smallest vertex one level above (-1 at the root and where unreached) and the
-    kernel's log of its levels (:func:`_log`), or None where this does not apply (ids of 2**31 or
-    more, or no cooperative launch here)."""
+    used: the levels stay float64), direction-optimising where ``in_csr()`` gives the in-CSR
+    (called at most once); ``(levels, arcs looked at, parent, log)`` with parent the smallest
+    vertex one level above (-1 at the root and where unreached) and the kernel's log of its levels
+    (:func:`_log`), or None where this does not apply (ids of 2**31 or more, or no cooperative
+    launch here)."""
     n = int(state.size)
     if not available() or _ids(indices) is None or n >= 2**31 or not 0 <= source < n:
         return None
