@@ -101,10 +101,16 @@ def test_cupys_pool_serves_where_registered_memory_is_not_read_at_its_address(pi
     assert pinned.free_blocks() == 0
 
 
-def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned, configure):
+def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tmp_path, pinned, configure,
+                                                                              monkeypatch):
     """Chunks streamed from the store land in the pool's blocks (every size taken here), the
-    answers are the CPU's, and releasing the graph gives the free blocks back."""
+    answers are the CPU's, and releasing the graph gives every block back and unmaps it (the host
+    cache keeps the chunks' raw copies page-locked until then)."""
     configure({"gpu.pinned_min_bytes": 4096})
+    taken, returned = [], []
+    take, give_back = pinned._take, pinned._give_back
+    monkeypatch.setattr(pinned, "_take", lambda size: taken.append(size) or take(size))
+    monkeypatch.setattr(pinned, "_give_back", lambda block: returned.append(block.size) or give_back(block))
     G = ooc_graph.generate.rmat(tmp_path / "r.h5", 18, 8, seed=2, directed=True, chunk_arcs=1 << 18, progress=False)
     n = G.num_vertices
     budget = 5 * 8 * n + n + G.num_arcs * 8 // 4  # the vertex state and a quarter of the decoded arcs
@@ -116,7 +122,9 @@ def test_a_cold_call_reads_chunks_into_registered_memory_and_release_frees_it(tm
             np.testing.assert_allclose(gpu.arrays()[name], a, rtol=1e-10, atol=1e-15)
     del cpu, gpu, a
     gc.collect()
-    assert pinned.free_blocks() > 0  # the chunks' blocks, back in the pool
+    assert len(taken) >= G.num_arcs >> 18  # the chunks' arrays came from the pool's blocks
     G.release()
-    assert pinned.free_blocks() == 0
+    gc.collect()
+    assert sorted(returned) == sorted(taken)  # every block came back ...
+    assert pinned.free_blocks() == 0  # ... and was unregistered and unmapped
     G.close()
