@@ -121,11 +121,13 @@ def _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, sta
 
 
 @njit(**_OPTS)
-def _split_far(key, where, far, size, bound, near, kept):
-    """The far pile's vertices below ``bound`` into ``near`` (their byte set to near), the others
-    still waiting far into ``kept``; leftovers dropped. Returns (near, kept) counts and the smallest
-    ordered value kept (all ones where none)."""
-    nf = nk = 0
+def _split_far(key, where, far, size, bound, near, kept, light_indptr, settled, seen, stamp):
+    """The far pile's vertices below ``bound`` into ``near`` (their byte set to near) or, where
+    they have no light arcs (``light_indptr``), taken at once into ``settled`` (``seen`` set to
+    ``stamp``: a round would take them only to relax nothing); the others still waiting far into
+    ``kept``; leftovers dropped. Returns (near, kept, settled) counts and the smallest ordered value
+    kept (all ones where none)."""
+    nf = nk = ns = 0
     low = _ALL
     for i in range(size):
         v = far[i]
@@ -133,25 +135,32 @@ def _split_far(key, where, far, size, bound, near, kept):
             continue
         k = key[2 * v + 1]
         if _value(k) < bound:
-            if cas(where, v, _FAR, _NEAR) == _FAR:
+            if light_indptr[v + 1] == light_indptr[v]:
+                if cas(where, v, _FAR, _TAKEN) == _FAR:
+                    seen[v] = stamp
+                    settled[ns] = v
+                    ns += 1
+            elif cas(where, v, _FAR, _NEAR) == _FAR:
                 near[nf] = v
                 nf += 1
         else:
             kept[nk] = v
             nk += 1
             low = min(low, k)
-    return nf, nk, low
+    return nf, nk, ns, low
 
 
 @njit(**_PAR)
-def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads, lows):
-    """:func:`_split_far` on ``threads`` threads (boxes: [chunk counter, near fill, kept fill];
-    ``lows``: each thread's smallest value kept, at least ``threads`` slots)."""
+def _split_far_parallel(key, where, far, size, bound, near, kept, light_indptr, settled, seen, stamp, boxes, threads,
+                        lows):
+    """:func:`_split_far` on ``threads`` threads (boxes: [chunk counter, near fill, kept fill,
+    settled fill]; ``lows``: each thread's smallest value kept, at least ``threads`` slots)."""
     chunks = (size + RANGE_CHUNK - 1) // RANGE_CHUNK
-    counter, near_box, kept_box = boxes[0:1], boxes[1:2], boxes[2:3]
+    counter, near_box, kept_box, settled_box = boxes[0:1], boxes[1:2], boxes[2:3], boxes[3:4]
     for _t in prange(threads):
         near_buf = np.empty(RANGE_CHUNK, near.dtype)
         kept_buf = np.empty(RANGE_CHUNK, kept.dtype)
+        settled_buf = np.empty(RANGE_CHUNK, settled.dtype)
         low = _ALL
         while True:
             c = atomic_add(counter, 0, 1)
@@ -159,12 +168,15 @@ def _split_far_parallel(key, where, far, size, bound, near, kept, boxes, threads
                 break
             lo = c * RANGE_CHUNK
             hi = min(size, lo + RANGE_CHUNK)
-            nb, kb, chunk_low = _split_far(key, where, far[lo:hi], hi - lo, bound, near_buf, kept_buf)
+            nb, kb, sb, chunk_low = _split_far(key, where, far[lo:hi], hi - lo, bound, near_buf, kept_buf,
+                                               light_indptr, settled_buf, seen, stamp)
             low = min(low, chunk_low)
             if nb:
                 flush(near, near_box, near_buf, nb)
             if kb:
                 flush(kept, kept_box, kept_buf, kb)
+            if sb:
+                flush(settled, settled_box, settled_buf, sb)
         lows[_t] = low
 
 

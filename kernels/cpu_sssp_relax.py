@@ -5,10 +5,11 @@ A vertex's state is one 128-bit word: its value, as a uint64 whose order is the 
 where the sum is not larger than d(u) (a zero weight: no strict parent) — and v keeps the smallest
 pair offered, by a 128-bit compare-and-swap (:func:`.cpu_atomic.cas128`). A vertex whose value
 dropped is queued near (below the round's bound) or far, through each thread's buffers, its byte
-in ``where`` saying where it waits so that a round queues it at most once. The smallest value a
-vertex dropped to at or above the bound is kept (``far_low``): with the smallest value left in the
-far pile when it was last split, it is the pile's minimum (or below it, where such a vertex went near
-since), so the next bucket's bound needs no pass over the pile.
+in ``where`` saying where it waits so that a round queues it at most once; in a light round, one
+dropped below the bound that has no light arcs is listed for its heavy arcs at once instead. The
+smallest value a vertex dropped to at or above the bound is kept (``far_low``): with the smallest
+value left in the far pile when it was last split, it is the pile's minimum (or below it, where
+such a vertex went near since), so the next bucket's bound needs no pass over the pile.
 """
 
 from __future__ import annotations
@@ -85,11 +86,18 @@ def _scan(indptr, indices, weights, weighted, plus, key, cur, du, chunk_arcs, f,
 
 
 @njit(**_OPTS)
-def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf, fb, low):
+def _offer(key, where, cv, cc, cp, m, bound, piles, scratch, low, direct, indptr, seen, stamp):
     """Offer each candidate ``(cc[i], cp[i])`` to vertex cv[i] (the smaller pair stays, by a
     128-bit compare-and-swap); a vertex whose value dropped is queued (near below ``bound``, else
-    far) through the thread's buffers. ``low``: the smallest ordered value a vertex dropped to at
-    or above ``bound`` so far. Returns the buffers' fill and ``low``."""
+    far) through the thread's buffers in ``scratch``. ``piles``: (near, its fill box, far, its
+    fill box, settled, its fill box). With ``direct`` (a light round; ``indptr`` the light CSR's
+    offsets), a vertex dropped below the bound that has no light arcs and waits nowhere or far is
+    taken at once and listed in ``settled`` for its heavy arcs (``seen`` set to ``stamp``): a
+    round would take it only to relax nothing. ``low``: the smallest ordered value a vertex dropped
+    to at or above ``bound`` so far. Returns ``low``."""
+    near, near_box, far, far_box, settled, settled_box = piles
+    near_buf, far_buf, settled_buf, fill = scratch[3], scratch[4], scratch[5], scratch[6]
+    nb, fb, sb = fill[0], fill[1], fill[2]
     for i in range(m):
         v = cv[i]
         cand = cc[i]
@@ -113,60 +121,71 @@ def _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, 
                 s = where[v]
                 if s == _NEAR:
                     break
-                if cas(where, v, s, _NEAR) == s:
+                if direct and s != _TAKEN and indptr[v + 1] == indptr[v]:
+                    if cas(where, v, s, _TAKEN) == s:
+                        seen[v] = stamp
+                        sb = push(settled, settled_box, settled_buf, sb, v)
+                        break
+                elif cas(where, v, s, _NEAR) == s:
                     nb = push(near, near_box, near_buf, nb, v)
                     break
         else:
             low = min(low, cb)
             if where[v] == 0 and cas(where, v, 0, _FAR) == 0:
                 fb = push(far, far_box, far_buf, fb, v)
-    return nb, fb, low
+    fill[0], fill[1], fill[2] = nb, fb, sb
+    return low
 
 
 @njit(**_OPTS)
-def _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, lo, hi, bound, n,
-           near, near_box, far, far_box, scratch, far_low, slot):
+def _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, lo, hi, bound, n, piles,
+           scratch, far_low, slot, direct, seen, stamp):
     """Relax arcs [lo, hi) of the frontier cur[:f], ARC_CHUNK at a time, through one thread's
-    ``scratch`` (:func:`_scratch`), whose queue buffers are left for the caller to flush;
+    ``scratch`` (:func:`_scratch`), whose queue buffers are left for the caller to flush
+    (:func:`_drain`); ``piles``, ``direct``, ``seen`` and ``stamp`` as :func:`_offer` takes them;
     ``far_low[slot]`` lowered to the smallest ordered value a vertex dropped to at or above the bound."""
-    cv, cc, cp, near_buf, far_buf, fill = scratch
-    nb, fb = fill[0], fill[1]
+    cv, cc, cp = scratch[0], scratch[1], scratch[2]
     low = far_low[slot]
     for at in range(lo, hi, ARC_CHUNK):
         m = _scan(indptr, indices, weights, weighted, plus, key, cur, du, chunk_arcs, f, at, min(hi, at + ARC_CHUNK),
                   n, cv, cc, cp)
-        nb, fb, low = _offer(key, where, cv, cc, cp, m, bound, near, near_box, near_buf, nb, far, far_box, far_buf,
-                             fb, low)
-    fill[0], fill[1] = nb, fb
+        low = _offer(key, where, cv, cc, cp, m, bound, piles, scratch, low, direct, indptr, seen, stamp)
     far_low[slot] = low
 
 
 @njit(**_OPTS)
 def _scratch(ids):
-    """One thread's candidates (targets, sums, parents) and queue buffers (near, far, and their fill)."""
+    """One thread's candidates (targets, sums, parents), queue buffers (near, far, settled) and
+    their fill."""
     return (np.empty(ARC_CHUNK, ids.dtype), np.empty(ARC_CHUNK), np.empty(ARC_CHUNK, np.uint64),
-            np.empty(BUFFER, ids.dtype), np.empty(BUFFER, ids.dtype), np.zeros(2, np.int64))
+            np.empty(BUFFER, ids.dtype), np.empty(BUFFER, ids.dtype), np.empty(BUFFER, ids.dtype),
+            np.zeros(3, np.int64))
 
 
 @njit(**_OPTS)
-def _drain(scratch, near, near_box, far, far_box):
-    _cv, _cc, _cp, near_buf, far_buf, fill = scratch
+def _drain(scratch, piles):
+    """A thread's queue buffers flushed onto ``piles`` (as :func:`_offer` takes them)."""
+    near, near_box, far, far_box, settled, settled_box = piles
+    near_buf, far_buf, settled_buf, fill = scratch[3], scratch[4], scratch[5], scratch[6]
     if fill[0]:
         flush(near, near_box, near_buf, fill[0])
     if fill[1]:
         flush(far, far_box, far_buf, fill[1])
-    fill[0] = fill[1] = 0
+    if fill[2]:
+        flush(settled, settled_box, settled_buf, fill[2])
+    fill[0] = fill[1] = fill[2] = 0
 
 
 @njit(**_PAR)
 def _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, total, bound, n,
-                    near, far, boxes, threads, far_low):
+                    near, far, settled, boxes, threads, far_low, direct, seen, stamp):
     """The round's arcs on ``threads`` threads, ARC_CHUNK at a time from a shared counter.
-    ``boxes``: [chunk counter, near pile's fill, far pile's fill], made by the caller (numba does
-    not see an atomic write into an array allocated here); ``far_low``: a slot a thread, as
-    :func:`_relax`'s."""
+    ``boxes``: [chunk counter, near pile's fill, far pile's fill, settled's fill], made by the
+    caller (numba does not see an atomic write into an array allocated here); ``far_low``: a slot a
+    thread, as :func:`_relax`'s."""
     chunks = (total + ARC_CHUNK - 1) // ARC_CHUNK
-    counter, near_box, far_box = boxes[0:1], boxes[1:2], boxes[2:3]
+    counter = boxes[0:1]
+    piles = (near, boxes[1:2], far, boxes[2:3], settled, boxes[3:4])
     for _t in prange(threads):
         scratch = _scratch(near)
         while True:
@@ -175,6 +194,5 @@ def _relax_parallel(indptr, indices, weights, weighted, plus, key, where, cur, d
                 break
             lo = c * ARC_CHUNK
             _relax(indptr, indices, weights, weighted, plus, key, where, cur, du, chunk_arcs, f, lo,
-                   min(lo + ARC_CHUNK, total), bound, n, near, near_box, far, far_box, scratch, far_low, _t)
-        _drain(scratch, near, near_box, far, far_box)
-
+                   min(lo + ARC_CHUNK, total), bound, n, piles, scratch, far_low, _t, direct, seen, stamp)
+        _drain(scratch, piles)
