@@ -18,6 +18,7 @@ _PAR = dict(parallel=True, **_OPTS)
 
 RANGE_CHUNK = 4096  # vertices a thread takes at a time in passes over every vertex or the far pile
 _AHEAD = 8  # frontier slots ahead whose vertices a take prefetches
+_AHEAD_FAR = 16  # far pile entries ahead whose vertices a split prefetches
 
 
 @njit(**_OPTS)
@@ -130,6 +131,10 @@ def _split_far(key, where, far, size, bound, near, kept, light_indptr, settled, 
     nf = nk = ns = 0
     low = _ALL
     for i in range(size):
+        if i + _AHEAD_FAR < size:  # the entries' bytes and words lie anywhere
+            w = far[i + _AHEAD_FAR]
+            _prefetch(where, w)
+            _prefetch(key, 2 * w + 1)
         v = far[i]
         if where[v] != _FAR:
             continue
