@@ -20,11 +20,12 @@ that vertex went near meanwhile, the bound is lower than it could be and a split
 below it, which makes the next split's exact. A byte a vertex says where it waits (0 nowhere, 1
 near, 2 far), so a vertex is queued at most once a round and the piles hold at most n vertices each
 (the far pile's entries whose byte says otherwise are left over from earlier moves and dropped).
-A vertex with no light arcs never waits near after the start: reaching the bucket (from the far
-pile's split, or an arc of a light round) it is taken at once and listed for its heavy arcs, since
-a round would take it only to relax nothing (on the anchors' R-MAT-22, most vertices of the later
-buckets: 6-9% less time a call on 16 threads). Rounds with few arcs run on the calling thread; larger ones share the frontier's arcs among threads
-in chunks taken from a shared counter, as :mod:`.cpu_bfs_parallel` does.
+A vertex with no light arcs that reaches the bucket from nowhere or far (the far pile's split, or
+an arc of a light round) is taken at once and listed for its heavy arcs: a round would take it
+only to relax nothing (on the anchors' R-MAT-22, most vertices of the later buckets: 6-9% less
+time a call on 16 threads). Rounds with few arcs run on the calling thread; larger ones share the
+frontier's arcs among threads in chunks taken from a shared counter, as :mod:`.cpu_bfs_parallel`
+does.
 
 The kernel has two compiled entries (:func:`.cpu_chunks.serial_and_parallel`):
 ``delta_stepping_serial``, every round on the calling thread, which compiles none of the kernels
@@ -127,7 +128,7 @@ def _make_round(parallel):
         pile's fill, far pile's fill, settled's fill]; ``far_low``: a slot a thread (the smallest
         ordered value a vertex dropped to at or above ``bound``). Returns the arcs."""
         box = boxes[3:4]
-        if parallel and f >= VERTEX_CHUNK * 64 and threads > 1:
+        if parallel and f >= max(parallel_arcs, VERTEX_CHUNK) and threads > 1:
             total = _take_parallel(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
         else:
             total = _take_serial(indptr, key, where, cur, f, du, chunk_arcs, settle, seen, stamp, settled, box)
@@ -153,9 +154,9 @@ def _make_delta_stepping(parallel):
                        chunk_arcs):
         """Relax ``state[v] = min(state[v], state[u] + w)`` to the fixed point from ``frontier``
         (distinct vertices), increments non-negative, buckets ``delta`` wide; rounds with at least
-        ``parallel_arcs`` arcs (and passes over at least that many vertices) on ``threads`` threads.
-        With ``track``, ``parent`` (n everywhere but a single frontier vertex, its own parent) gets
-        the strict parents (n where a vertex has none; see the module).
+        ``parallel_arcs`` arcs (and passes over at least that many vertices, and a vertex chunk)
+        on ``threads`` threads. With ``track``, ``parent`` (n everywhere but a single frontier
+        vertex, its own parent) gets the strict parents (n where a vertex has none; see the module).
 
         The light CSR holds the arcs lighter than ``delta`` (:func:`.cpu_sssp_piles.light_counts`,
         :func:`.cpu_sssp_piles.light_fill`, or their ``_range`` versions on one thread): rounds relax

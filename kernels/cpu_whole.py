@@ -62,6 +62,16 @@ def _light_csr(parallel, indptr, indices, weights, delta: float, threads: int):
     return light
 
 
+def round_parallel_min_arcs(threads: int) -> int:
+    """The arcs (and vertices) from which a round of delta-stepping runs on ``threads`` threads:
+    config ``cpu.level_parallel_min_arcs`` on two, proportionally fewer on more. Its serial time
+    falls short of a fork-join's sooner on more threads: on 16 threads of a 1xH100 host (the
+    anchors' R-MAT-22, 7 calls a source alternating in one process) SSSP's medians were 156-163 ms
+    at 16,384 arcs, 151-155 at 4,096 and 148-155 at 2,048; on the 2-core machine a road graph's
+    BFS levels and rounds were slower at 4,096 than at 16,384."""
+    return max(1, config.get().cpu.level_parallel_min_arcs * 2 // max(threads, 2))
+
+
 def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, parent, track, threads):
     """:func:`.cpu_sssp_parallel.delta_stepping_serial` (``threads`` 1: it compiles nothing on
     numba's threads) or ``delta_stepping_parallel`` with its scratch (57 bytes a vertex where ids
@@ -84,7 +94,7 @@ def delta_stepping(fast, indptr, indices, w, weighted, c, frontier, state, paren
     kernel = parallel.delta_stepping_parallel if threads > 1 else parallel.delta_stepping_serial
     return kernel(
         ip, ix, w, *light, weighted, c, frontier, state, parent, track, float(delta), threads,
-        config.get().cpu.level_parallel_min_arcs, aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
+        round_parallel_min_arcs(threads), aligned_pairs(n), np.empty(n, np.uint8), np.empty((2, n + 1), ids),
         np.empty((2, 2 * n + 1), ids), np.empty(n + 1, ids), np.zeros(n, np.uint32), np.empty(n),
         np.empty(n // parallel.VERTEX_CHUNK + 2, np.int64))
 

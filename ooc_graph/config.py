@@ -201,9 +201,10 @@ class CPU(_Section):
     bfs_leave_bottom_up: int = 2
     # Whole kernels over a CSR in memory (BFS, SSSP, components, PageRank's pull and step) run on
     # numba's threads where the CSR has at least whole_parallel_min_arcs arcs and numba has at
-    # least parallel_min_threads; inside them, a BFS level or SSSP round with fewer than
-    # level_parallel_min_arcs arcs runs on the calling thread (a road graph's thousands of small
-    # levels cost no fork-join).
+    # least parallel_min_threads; inside them, a BFS level with fewer than level_parallel_min_arcs
+    # arcs runs on the calling thread (a road graph's thousands of small levels cost no
+    # fork-join), and an SSSP round with fewer than that many times 2 / threads
+    # (kernels.cpu_whole.round_parallel_min_arcs).
     whole_parallel_min_arcs: int = 1 << 16
     level_parallel_min_arcs: int = 1 << 14
     # Whole min-relaxations with arc weights (SSSP) by delta-stepping, buckets delta_width typical
