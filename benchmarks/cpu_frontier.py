@@ -17,7 +17,9 @@ NetworKit's threads) set to the count: warm figures are the minimum and median o
 calls after one call (``kernel_s``: the passes of the last, the compiled kernels' share); ``first`` is the first call of a fresh process (import and open not
 counted; reported beside it) and ``h5py_read`` the seconds a plain h5py read of the datasets
 that call needs takes in a fresh process. ``--baseline DIR`` (a checkout of an earlier commit
-whose ``ooc_graph/kernels`` links to its ``kernels``) runs the same warm calls on that code.
+whose ``ooc_graph/kernels`` links to its ``kernels``) runs the same warm calls on that code;
+``--rounds R`` times them in R fresh processes of each checkout taking turns (a host's speed
+drifts by more than most changes: compare only within one run).
 The bytecode of the packages a first call imports is written first, as ``pip install`` writes it
 (``installed.py``). Writes ``results/cpu-frontier-<name>.json`` with the command, the machine and
 the load average.
@@ -218,6 +220,20 @@ def _child(args: list, threads: int, baseline: str | None = None) -> dict:
     return result
 
 
+def _merged(children: list) -> dict:
+    """The warm calls of several fresh processes as one: every call's times together (its min and
+    median over them), each process's median beside them, the rest as the last process saw it."""
+    if len(children) == 1:
+        return children[0]
+    import numpy as np
+    out = {}
+    for name, last in children[-1].items():
+        times = [t for child in children for t in child[name]["times_s"]]
+        out[name] = dict(last, min_s=min(times), median_s=float(np.median(times)), times_s=times,
+                         process_medians_s=[child[name]["median_s"] for child in children])
+    return out
+
+
 def stores(a) -> list:
     import ooc_graph
     work = Path(a.work)
@@ -263,6 +279,8 @@ def main():
     p.add_argument("--warm", type=int, default=5)
     p.add_argument("--name", default="cpu")
     p.add_argument("--baseline", help="a checkout of an earlier commit to time the same warm calls on")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="fresh processes timing the warm calls (each checkout's, taking turns with --baseline)")
     p.add_argument("--no-first", action="store_true", help="skip the fresh-process first calls")
     p.add_argument("--no-peer", action="store_true", help="skip NetworKit")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -292,9 +310,14 @@ def main():
         for threads in [int(t) for t in a.threads.split(",")]:
             run = entry["runs"][str(threads)] = {}
             print(f"{label}: {threads} thread(s)", flush=True)
-            run["ooc_graph"] = _child(["warm", str(path), str(a.warm)], threads)
+            ours, theirs = [], []
+            for r in range(a.rounds):  # fresh processes of the two checkouts taking turns
+                turns = [(ours, None), (theirs, a.baseline)] if a.baseline else [(ours, None)]
+                for into, tree in turns[::-1] if r % 2 else turns:
+                    into.append(_child(["warm", str(path), str(a.warm)], threads, tree))
+            run["ooc_graph"] = _merged(ours)
             if a.baseline:
-                run["baseline"] = _child(["warm", str(path), str(a.warm)], threads, a.baseline)
+                run["baseline"] = _merged(theirs)
             if not a.no_peer:
                 run["networkit"] = _child(["networkit", str(path), str(a.warm), str(threads)], threads)
             if not a.no_first:
