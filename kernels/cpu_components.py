@@ -72,6 +72,21 @@ def _link_parallel(indptr, indices, in_indptr, in_indices, comp, first, last, sk
 
 
 @njit(**_OPTS)
+def _init_range(comp, lo, hi):
+    for v in range(lo, hi):
+        comp[v] = v
+
+
+@njit(**_PAR)
+def _init_parallel(comp, threads):
+    """Every vertex its own root, on the threads (which touch the array's pages first there: a
+    NumPy ``empty`` is mapped only as written)."""
+    n = comp.size
+    for c in prange((n + RANGE_CHUNK - 1) // RANGE_CHUNK):
+        _init_range(comp, c * RANGE_CHUNK, min(n, (c + 1) * RANGE_CHUNK))
+
+
+@njit(**_OPTS)
 def _compress_range(comp, lo, hi):
     for v in range(lo, hi):
         while comp[v] != comp[comp[v]]:
@@ -129,8 +144,10 @@ def _make_components(parallel):
         threads (the parallel entry only). The largest component is skipped only where every arc can
         be found from its other end (``inward`` or ``symmetric``). Returns the arcs of the CSRs read."""
         n = comp.size
-        for v in range(n):
-            comp[v] = v
+        if parallel and threads > 1:
+            _init_parallel(comp, threads)
+        else:
+            _init_range(comp, 0, n)
         if n == 0:
             return 0
         counter = np.zeros(1, np.int64)
