@@ -67,8 +67,8 @@ def round_parallel_min_arcs(threads: int) -> int:
     config ``cpu.level_parallel_min_arcs`` on two, proportionally fewer on more. Its serial time
     falls short of a fork-join's sooner on more threads: on 16 threads of a 1xH100 host (the
     anchors' R-MAT-22, 7 calls a source alternating in one process) SSSP's medians were 156-163 ms
-    at 16,384 arcs, 151-155 at 4,096 and 148-155 at 2,048; on the 2-core machine a road graph's
-    BFS levels and rounds were slower at 4,096 than at 16,384."""
+    at 16,384 arcs, 151-155 at 4,096 and 148-155 at 2,048; on the 2-core machine (road NW) BFS
+    was slower at 4,096 than at 16,384 and SSSP no faster."""
     return max(1, config.get().cpu.level_parallel_min_arcs * 2 // max(threads, 2))
 
 
